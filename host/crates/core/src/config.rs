@@ -1,0 +1,1 @@
+//! `.code-intel/config.json`: per-project settings with documented defaults.

@@ -1,0 +1,2 @@
+//! Repository-relative paths: normalisation and refusal of anything outside
+//! the repository root.

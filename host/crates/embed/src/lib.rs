@@ -1,0 +1,1 @@
+//! Sentence embeddings with candle: BERT-family encoders, tokenizers, model resolution.

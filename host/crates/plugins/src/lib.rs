@@ -1,0 +1,1 @@
+//! WebAssembly plugin host: loads chunk-strategy components, offers them tree-sitter parsing, sandboxes and contains them.

@@ -1,0 +1,1 @@
+//! Search: text (ripgrep's grep crates), definitions, references, lexical, semantic and hybrid ranking.

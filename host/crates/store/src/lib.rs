@@ -1,0 +1,1 @@
+//! SQLite store of record: files, chunks, full-text index, embeddings, sessions and logs.
