@@ -9,4 +9,4 @@ pub mod chunk;
 pub mod config;
 pub mod paths;
 
-pub use chunk::Chunk;
+pub use chunk::{Chunk, ChunkFailure, ChunkedFile, Chunker, FailureKind, line_chunks};
