@@ -1,0 +1,393 @@
+//! Building chunks: ids, spans, content, metadata, and the embedding window.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::{Map, Value};
+
+use crate::span::to_u32;
+use crate::{Chunk, LineIndex, MAX_CHUNK_BYTES, Span};
+
+/// Kind of the continuation chunks [`fit_window`] makes from an oversized
+/// chunk. They are not definitions: hosts list them under their parent.
+pub const PART_KIND: &str = "part";
+
+/// Smallest window a part may have, so that a very long signature used as a
+/// part's header can never stop the split from making progress.
+const MIN_PART_BYTES: usize = 256;
+
+/// Describes one chunk; [`ChunkSet::push`] turns it into a [`Chunk`].
+///
+/// Only kind, name and span are required. The id defaults to
+/// `kind:qualified-name` (or `kind:name`), the content to the source of the
+/// span. Related symbols and references are de-duplicated and sorted so that
+/// output is stable across runs.
+///
+/// ```
+/// use code_intel_plugin_sdk::{ChunkBuilder, ChunkSet, LineIndex};
+/// let source = "def greet(name):\n    return 'hi ' + name\n";
+/// let span = LineIndex::new(source).span(0, source.len() as u32);
+/// let mut set = ChunkSet::new(source);
+/// let id = set.push(
+///     ChunkBuilder::new("function", "greet")
+///         .qualified_name("app.greet")
+///         .span(span)
+///         .signature("def greet(name):")
+///         .reference("name")
+///         .meta("async", false),
+/// );
+/// assert_eq!(id, "function:app.greet");
+/// let chunks = set.finish();
+/// assert_eq!(chunks[0].content, source);
+/// assert_eq!(chunks[0].metadata, r#"{"async":false}"#);
+/// ```
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct ChunkBuilder {
+    kind: String,
+    name: String,
+    id: Option<String>,
+    qualified_name: Option<String>,
+    parent: Option<String>,
+    span: Span,
+    content: Option<String>,
+    signature: Option<String>,
+    docstring: Option<String>,
+    related: BTreeSet<String>,
+    references: BTreeSet<String>,
+    metadata: Map<String, Value>,
+}
+
+impl ChunkBuilder {
+    /// A chunk of `kind` (`function`, `class`, ...) named `name`.
+    pub fn new(kind: impl Into<String>, name: impl Into<String>) -> Self {
+        Self { kind: kind.into(), name: name.into(), ..Self::default() }
+    }
+
+    /// Overrides the default id (`kind:qualified-name`).
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// FQCN, dotted module path, ...
+    pub fn qualified_name(mut self, name: impl Into<String>) -> Self {
+        self.qualified_name = Some(name.into()).filter(|n: &String| !n.is_empty());
+        self
+    }
+
+    /// Id of the enclosing chunk (as returned by [`ChunkSet::push`]).
+    pub fn parent(mut self, parent: Option<String>) -> Self {
+        self.parent = parent;
+        self
+    }
+
+    /// The chunk's range in the file.
+    pub fn span(mut self, span: Span) -> Self {
+        self.span = span;
+        self
+    }
+
+    /// Content to index instead of the span's source (a class skeleton, a summary).
+    pub fn content(mut self, content: impl Into<String>) -> Self {
+        self.content = Some(content.into());
+        self
+    }
+
+    /// Declaration without the body; surrounding whitespace is trimmed.
+    pub fn signature(mut self, signature: impl AsRef<str>) -> Self {
+        let signature = signature.as_ref().trim();
+        self.signature = (!signature.is_empty()).then(|| signature.to_string());
+        self
+    }
+
+    /// Cleaned docstring or docblock; empty text means none.
+    pub fn docstring(mut self, doc: Option<String>) -> Self {
+        self.docstring = doc.filter(|d| !d.trim().is_empty());
+        self
+    }
+
+    /// A symbol this chunk points to (dependency, model, base class).
+    pub fn related(mut self, symbol: impl Into<String>) -> Self {
+        let symbol = symbol.into();
+        if !symbol.is_empty() {
+            self.related.insert(symbol);
+        }
+        self
+    }
+
+    /// Several related symbols.
+    pub fn related_all<I: IntoIterator<Item = S>, S: Into<String>>(mut self, symbols: I) -> Self {
+        for symbol in symbols {
+            self = self.related(symbol);
+        }
+        self
+    }
+
+    /// An identifier this chunk uses.
+    pub fn reference(mut self, identifier: impl Into<String>) -> Self {
+        let identifier = identifier.into();
+        if !identifier.is_empty() {
+            self.references.insert(identifier);
+        }
+        self
+    }
+
+    /// Several identifiers.
+    pub fn references<I: IntoIterator<Item = S>, S: Into<String>>(mut self, identifiers: I) -> Self {
+        for identifier in identifiers {
+            self = self.reference(identifier);
+        }
+        self
+    }
+
+    /// A metadata entry; anything `serde_json` can represent.
+    pub fn meta(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// A metadata entry only when `value` is `Some` / a non-empty list.
+    pub fn meta_opt(mut self, key: &str, value: Option<impl Into<Value>>) -> Self {
+        if let Some(value) = value.map(Into::into) {
+            let empty = matches!(&value, Value::Array(a) if a.is_empty()) || matches!(&value, Value::Object(o) if o.is_empty());
+            if !empty {
+                self.metadata.insert(key.to_string(), value);
+            }
+        }
+        self
+    }
+
+    /// The kind given to [`ChunkBuilder::new`].
+    #[must_use]
+    pub fn kind_name(&self) -> &str {
+        &self.kind
+    }
+
+    fn default_id(&self) -> String {
+        format!("{}:{}", self.kind, self.qualified_name.as_deref().unwrap_or(&self.name))
+    }
+
+    fn build(self, id: String, source: &str) -> Chunk {
+        let content = self.content.unwrap_or_else(|| self.span.text(source).to_string());
+        Chunk {
+            id,
+            kind: self.kind,
+            name: self.name,
+            qualified_name: self.qualified_name,
+            parent: self.parent,
+            start_line: self.span.start_line,
+            end_line: self.span.end_line,
+            start_byte: self.span.start_byte,
+            end_byte: self.span.end_byte,
+            content,
+            signature: self.signature,
+            docstring: self.docstring,
+            related_symbols: self.related.into_iter().collect(),
+            references: self.references.into_iter().collect(),
+            metadata: Value::Object(self.metadata).to_string(),
+        }
+    }
+}
+
+/// The chunks of one file: keeps ids unique and every chunk inside the
+/// embedding window.
+pub struct ChunkSet<'s> {
+    source: &'s str,
+    chunks: Vec<Chunk>,
+    seen: HashMap<String, u32>,
+    max_bytes: usize,
+}
+
+impl<'s> ChunkSet<'s> {
+    /// An empty set for chunks of `source`, split at [`MAX_CHUNK_BYTES`].
+    #[must_use]
+    pub fn new(source: &'s str) -> Self {
+        Self { source, chunks: Vec::new(), seen: HashMap::new(), max_bytes: MAX_CHUNK_BYTES }
+    }
+
+    /// Uses another content limit (bytes) for [`ChunkSet::finish`].
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Adds a chunk and returns its id. A second chunk with the same id (a
+    /// property getter and setter, a function redefined under `if`) gets
+    /// `#2`, `#3`, ... appended, in document order of pushing.
+    pub fn push(&mut self, chunk: ChunkBuilder) -> String {
+        let base = chunk.id.clone().unwrap_or_else(|| chunk.default_id());
+        let count = self.seen.entry(base.clone()).or_insert(0);
+        *count += 1;
+        let id = if *count == 1 { base } else { format!("{base}#{count}") };
+        self.chunks.push(chunk.build(id.clone(), self.source));
+        id
+    }
+
+    /// Number of chunks pushed so far.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// True when nothing was pushed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// The chunks in document order (by start, enclosing before enclosed),
+    /// oversized ones split with [`fit_window`].
+    #[must_use]
+    pub fn finish(self) -> Vec<Chunk> {
+        let lines = LineIndex::new(self.source);
+        let mut chunks = self.chunks;
+        chunks.sort_by_key(|c| (c.start_byte, std::cmp::Reverse(c.end_byte)));
+        chunks.into_iter().flat_map(|c| fit_window(c, self.source, &lines, self.max_bytes)).collect()
+    }
+}
+
+/// Keeps a chunk within `max_bytes` of content.
+///
+/// A chunk that fits is returned as is. A larger one keeps its id, span and
+/// metadata with the first window of its content (cut at line boundaries);
+/// the rest becomes [`PART_KIND`] chunks `ID#part2`, `ID#part3`, ... whose
+/// parent is the chunk, named `NAME (part 2/3)`, each starting with the
+/// chunk's signature so it embeds in context. When the content is the
+/// source of the span, parts carry their exact lines; otherwise (a skeleton)
+/// they share the chunk's span.
+///
+/// ```
+/// use code_intel_plugin_sdk::{fit_window, ChunkBuilder, ChunkSet, LineIndex, PART_KIND};
+/// let source: String = (0..100).map(|i| format!("    x{i} = {i}\n")).collect();
+/// let source = format!("def big():\n{source}");
+/// let lines = LineIndex::new(&source);
+/// let mut set = ChunkSet::new(&source).with_max_bytes(usize::MAX);
+/// set.push(ChunkBuilder::new("function", "big").span(lines.span(0, source.len() as u32)).signature("def big():"));
+/// let chunk = set.finish().remove(0);
+/// let parts = fit_window(chunk, &source, &lines, 400);
+/// assert!(parts.len() > 3);
+/// assert!(parts.iter().all(|p| p.content.len() <= 400));
+/// assert_eq!(parts[1].kind, PART_KIND);
+/// assert_eq!(parts[1].parent.as_deref(), Some("function:big"));
+/// assert!(parts[1].content.starts_with("def big():\n"));
+/// assert_eq!(parts.last().unwrap().end_line, 101);
+/// ```
+#[must_use]
+pub fn fit_window(chunk: Chunk, source: &str, lines: &LineIndex, max_bytes: usize) -> Vec<Chunk> {
+    if chunk.content.len() <= max_bytes {
+        return vec![chunk];
+    }
+    let verbatim = source.get(chunk.start_byte as usize..chunk.end_byte as usize) == Some(chunk.content.as_str());
+    let header = chunk.signature.as_deref().map(crate::text::first_line).unwrap_or_default().to_string();
+    let part_budget = max_bytes.saturating_sub(header.len() + 1).max(MIN_PART_BYTES);
+    let first_budget = max_bytes.max(MIN_PART_BYTES);
+
+    let mut windows: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    while start < chunk.content.len() {
+        let budget = if windows.is_empty() { first_budget } else { part_budget };
+        let end = window_end(&chunk.content, start, budget);
+        windows.push((start, end));
+        start = end;
+    }
+    let total = windows.iter().filter(|(s, e)| !chunk.content[*s..*e].trim().is_empty()).count();
+
+    let mut out = Vec::with_capacity(windows.len());
+    let mut main = chunk.clone();
+    let (first_start, first_end) = windows[0];
+    main.content = chunk.content[first_start..first_end].to_string();
+    out.push(main);
+    let mut number = 1;
+    for &(s, e) in &windows[1..] {
+        let text = &chunk.content[s..e];
+        if text.trim().is_empty() {
+            continue;
+        }
+        number += 1;
+        let span = if verbatim {
+            lines.span(chunk.start_byte + to_u32(s), chunk.start_byte + to_u32(e))
+        } else {
+            Span { start_byte: chunk.start_byte, end_byte: chunk.end_byte, start_line: chunk.start_line, end_line: chunk.end_line }
+        };
+        let content = if header.is_empty() { text.to_string() } else { format!("{header}\n{text}") };
+        out.push(Chunk {
+            id: format!("{}#part{number}", chunk.id),
+            kind: PART_KIND.to_string(),
+            name: format!("{} (part {number}/{total})", chunk.name),
+            qualified_name: None,
+            parent: Some(chunk.id.clone()),
+            start_line: span.start_line,
+            end_line: span.end_line,
+            start_byte: span.start_byte,
+            end_byte: span.end_byte,
+            content,
+            signature: chunk.signature.clone(),
+            docstring: None,
+            related_symbols: Vec::new(),
+            references: Vec::new(),
+            metadata: "{}".to_string(),
+        });
+    }
+    out
+}
+
+/// End of the window starting at `start`: after the last whole line that
+/// fits in `budget` bytes, or (for a single longer line) at the last
+/// character boundary that fits.
+fn window_end(text: &str, start: usize, budget: usize) -> usize {
+    let mut limit = (start + budget).min(text.len());
+    if limit == text.len() {
+        return limit;
+    }
+    while !text.is_char_boundary(limit) {
+        limit -= 1;
+    }
+    if let Some(newline) = text[start..limit].rfind('\n') {
+        return start + newline + 1;
+    }
+    let mut end = limit;
+    if end == start {
+        // A budget smaller than one character: take the character anyway.
+        end = start + text[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_ids_are_numbered() {
+        let source = "ab";
+        let mut set = ChunkSet::new(source);
+        let span = LineIndex::new(source).span(0, 1);
+        assert_eq!(set.push(ChunkBuilder::new("method", "x").qualified_name("C.x").span(span)), "method:C.x");
+        assert_eq!(set.push(ChunkBuilder::new("method", "x").qualified_name("C.x").span(span)), "method:C.x#2");
+    }
+
+    #[test]
+    fn long_single_line_is_cut_at_char_boundaries() {
+        let source = "é".repeat(2000);
+        let lines = LineIndex::new(&source);
+        let mut set = ChunkSet::new(&source).with_max_bytes(usize::MAX);
+        set.push(ChunkBuilder::new("module", "m").span(lines.span(0, to_u32(source.len()))));
+        let parts = fit_window(set.finish().remove(0), &source, &lines, 300);
+        let rebuilt: String = parts.iter().map(|p| p.content.as_str()).collect();
+        assert_eq!(rebuilt, source);
+        assert!(parts.iter().all(|p| p.content.len() <= 300));
+    }
+
+    #[test]
+    fn skeleton_parts_share_the_parent_span() {
+        let source = "class A:\n    pass\n";
+        let lines = LineIndex::new(source);
+        let mut set = ChunkSet::new(source).with_max_bytes(usize::MAX);
+        let long: String = (0..50).map(|i| format!("    def m{i}(self): ...\n")).collect();
+        set.push(ChunkBuilder::new("class", "A").span(lines.span(0, to_u32(source.len()))).content(long));
+        let parts = fit_window(set.finish().remove(0), source, &lines, 300);
+        assert!(parts.len() > 2);
+        assert!(parts.iter().all(|p| (p.start_line, p.end_line) == (1, 2)));
+    }
+}

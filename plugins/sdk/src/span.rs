@@ -1,0 +1,113 @@
+//! Byte and line ranges of chunks.
+
+use crate::Capture;
+
+/// A range of the file: bytes half-open, lines 1-based and inclusive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+impl Span {
+    /// The span of a captured node.
+    #[must_use]
+    pub fn of(capture: &Capture) -> Self {
+        Self {
+            start_byte: capture.start_byte,
+            end_byte: capture.end_byte,
+            start_line: capture.start_line,
+            end_line: capture.end_line,
+        }
+    }
+
+    /// The smallest span covering both.
+    #[must_use]
+    pub fn join(self, other: Self) -> Self {
+        let (start_byte, start_line) = if other.start_byte < self.start_byte {
+            (other.start_byte, other.start_line)
+        } else {
+            (self.start_byte, self.start_line)
+        };
+        let (end_byte, end_line) = if other.end_byte > self.end_byte {
+            (other.end_byte, other.end_line)
+        } else {
+            (self.end_byte, self.end_line)
+        };
+        Self { start_byte, end_byte, start_line, end_line }
+    }
+
+    /// True when `other` lies within this span (equal spans contain each other).
+    #[must_use]
+    pub fn contains(&self, other: &Self) -> bool {
+        self.start_byte <= other.start_byte && other.end_byte <= self.end_byte
+    }
+
+    /// True when the byte offset lies within this span.
+    #[must_use]
+    pub fn contains_byte(&self, byte: u32) -> bool {
+        self.start_byte <= byte && byte < self.end_byte
+    }
+
+    /// The span's bytes as a `usize` range, for slicing the source.
+    #[must_use]
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start_byte as usize..self.end_byte as usize
+    }
+
+    /// The source text of the span (empty if the span is out of range or cuts
+    /// a character, which a host-produced span never does).
+    #[must_use]
+    pub fn text<'s>(&self, source: &'s str) -> &'s str {
+        source.get(self.range()).unwrap_or_default()
+    }
+}
+
+/// Maps byte offsets to 1-based line numbers, for spans a plugin computes
+/// itself (parts of an oversized chunk, ranges found by text scanning).
+///
+/// ```
+/// use code_intel_plugin_sdk::LineIndex;
+/// let lines = LineIndex::new("a\nbb\nccc");
+/// assert_eq!(lines.line_of(0), 1);
+/// assert_eq!(lines.line_of(3), 2);
+/// assert_eq!(lines.line_of(8), 3);
+/// let span = lines.span(2, 9);
+/// assert_eq!((span.start_line, span.end_line), (2, 3));
+/// ```
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    /// Byte offset where each line starts; `line_starts[0] == 0`.
+    line_starts: Vec<u32>,
+}
+
+impl LineIndex {
+    /// Indexes the line starts of `source`.
+    #[must_use]
+    pub fn new(source: &str) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(source.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| to_u32(i + 1)));
+        Self { line_starts }
+    }
+
+    /// The 1-based line containing byte `offset`.
+    #[must_use]
+    pub fn line_of(&self, offset: u32) -> u32 {
+        let index = self.line_starts.partition_point(|&start| start <= offset);
+        to_u32(index.max(1))
+    }
+
+    /// The span of bytes `start..end`; its end line is the line of its last
+    /// byte (a range ending just after a newline ends on that newline's line).
+    #[must_use]
+    pub fn span(&self, start: u32, end: u32) -> Span {
+        let last = if end > start { end - 1 } else { start };
+        Span { start_byte: start, end_byte: end, start_line: self.line_of(start), end_line: self.line_of(last) }
+    }
+}
+
+pub(crate) fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
