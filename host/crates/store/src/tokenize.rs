@@ -1,0 +1,165 @@
+//! Code-aware tokenisation for the full-text index.
+//!
+//! SQLite's `unicode61` tokenizer (with `_` as a token character) keeps every
+//! identifier whole and case-folds it. Before a text is indexed,
+//! [`expand_identifiers`] appends the words of each compound identifier right
+//! after it, so `getUserName` is indexed as `getUserName get User Name` and
+//! `get_user_name` as `get_user_name get user name`. A query word is then
+//! matched either whole or as the phrase of its parts ([`match_expression`]),
+//! so `getUserName`, `get_user_name`, `GetUserName` and `user name` all find
+//! both spellings.
+//!
+//! ```
+//! use code_intel_store::tokenize::{split_identifier, match_expression};
+//! assert_eq!(split_identifier("parseHTTPResponse2"), ["parse", "HTTP", "Response2"]);
+//! assert_eq!(match_expression("get_user_name", false).unwrap(), r#"("get_user_name" OR "get user name")"#);
+//! ```
+
+/// Tokenizer configuration of the FTS table: Unicode-aware, case-folded,
+/// diacritics removed, `_` kept inside tokens so identifiers stay whole.
+pub const FTS_TOKENIZER: &str = "unicode61 remove_diacritics 2 tokenchars '_'";
+
+/// Longest query honoured, in words. Longer queries are natural-language
+/// paragraphs for semantic search; 32 words keeps the FTS expression (and
+/// its evaluation time) bounded.
+pub const MAX_QUERY_WORDS: usize = 32;
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The words of an identifier: split at `_`, at lower-to-upper case changes
+/// and before the last capital of an acronym (`HTTPServer` -> `HTTP Server`).
+/// Digits stay with the word before them.
+#[must_use]
+pub fn split_identifier(ident: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for piece in ident.split('_').filter(|p| !p.is_empty()) {
+        let chars: Vec<(usize, char)> = piece.char_indices().collect();
+        let mut start = 0;
+        for i in 1..chars.len() {
+            let (at, c) = chars[i];
+            let prev = chars[i - 1].1;
+            let next_is_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+            let boundary = c.is_uppercase()
+                && (prev.is_lowercase() || prev.is_numeric() || (prev.is_uppercase() && next_is_lower));
+            if boundary {
+                parts.push(&piece[start..at]);
+                start = at;
+            }
+        }
+        parts.push(&piece[start..]);
+    }
+    parts
+}
+
+/// Appends `text` to `out` with every compound identifier followed by its
+/// parts (see the module docs).
+pub fn expand_identifiers(text: &str, out: &mut String) {
+    out.reserve(text.len() + text.len() / 4);
+    let mut word_start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        if is_word_char(c) {
+            word_start.get_or_insert(i);
+        } else if let Some(start) = word_start.take() {
+            out.push_str(&text[start..i]);
+            push_parts(&text[start..i], out);
+            out.push(c);
+        } else {
+            out.push(c);
+        }
+    }
+    if let Some(start) = word_start {
+        out.push_str(&text[start..]);
+        push_parts(&text[start..], out);
+    }
+}
+
+fn push_parts(word: &str, out: &mut String) {
+    // Fast path: all-lowercase words without `_` have no parts.
+    if !word.contains('_') && !word.chars().skip(1).any(char::is_uppercase) {
+        return;
+    }
+    let parts = split_identifier(word);
+    if parts.len() == 1 && parts[0] == word {
+        return;
+    }
+    for part in parts {
+        out.push(' ');
+        out.push_str(part);
+    }
+    out.push(' ');
+}
+
+/// The identifier-like words of a query, in order, at most [`MAX_QUERY_WORDS`].
+#[must_use]
+pub fn query_words(query: &str) -> Vec<&str> {
+    query.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()).take(MAX_QUERY_WORDS).collect()
+}
+
+/// An FTS5 MATCH expression for `query`: each word matches whole or as the
+/// phrase of its parts; words are combined with AND (or OR when `any`).
+/// `None` when the query has no word characters.
+#[must_use]
+pub fn match_expression(query: &str, any: bool) -> Option<String> {
+    let words = query_words(query);
+    if words.is_empty() {
+        return None;
+    }
+    let clauses: Vec<String> = words
+        .iter()
+        .map(|word| {
+            let parts: Vec<&str> = split_identifier(word);
+            if parts.is_empty() || (parts.len() == 1 && parts[0] == *word) {
+                format!("\"{word}\"")
+            } else {
+                format!("(\"{word}\" OR \"{}\")", parts.join(" "))
+            }
+        })
+        .collect();
+    Some(clauses.join(if any { " OR " } else { " AND " }))
+}
+
+/// Lower-cases and drops `_`, so `get_user_name`, `getUserName` and
+/// `GetUserName` compare equal.
+#[must_use]
+pub fn normalize_identifier(ident: &str) -> String {
+    ident.chars().filter(|c| *c != '_').flat_map(char::to_lowercase).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_common_identifier_styles() {
+        assert_eq!(split_identifier("getUserName"), ["get", "User", "Name"]);
+        assert_eq!(split_identifier("get_user_name"), ["get", "user", "name"]);
+        assert_eq!(split_identifier("GetUserName"), ["Get", "User", "Name"]);
+        assert_eq!(split_identifier("HTTPServer"), ["HTTP", "Server"]);
+        assert_eq!(split_identifier("__init__"), ["init"]);
+        assert_eq!(split_identifier("MAX_FILE_BYTES"), ["MAX", "FILE", "BYTES"]);
+        assert_eq!(split_identifier("utf8Decode"), ["utf8", "Decode"]);
+        assert_eq!(split_identifier("plain"), ["plain"]);
+        assert_eq!(split_identifier("日本語"), ["日本語"]);
+    }
+
+    #[test]
+    fn expansion_keeps_text_and_adds_parts() {
+        let mut out = String::new();
+        expand_identifiers("def get_user_name(self): return self.userName", &mut out);
+        assert_eq!(out, "def get_user_name get user name (self): return self.userName user Name ");
+        let mut out = String::new();
+        expand_identifiers("", &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn match_expressions() {
+        assert_eq!(match_expression("user name", false).unwrap(), r#""user" AND "name""#);
+        assert_eq!(match_expression("getUserName", false).unwrap(), r#"("getUserName" OR "get User Name")"#);
+        assert_eq!(match_expression("a OR b", true).unwrap(), r#""a" OR "OR" OR "b""#);
+        assert_eq!(match_expression("\"; DROP", false).unwrap(), r#""DROP""#);
+        assert!(match_expression("  ()*  ", false).is_none());
+    }
+}
