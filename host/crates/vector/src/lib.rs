@@ -1,1 +1,41 @@
-//! Vector search over chunk embeddings: exact cosine for small collections, HNSW above a threshold.
+//! Vector search over chunk embeddings: exact cosine for small collections,
+//! HNSW (hnsw_rs) above [`EXACT_SEARCH_MAX`] points.
+//!
+//! ```
+//! use code_intel_vector::VectorIndex;
+//! let mut index = VectorIndex::new(2);
+//! index.insert(10, 0xa, &[1.0, 0.0]);
+//! index.insert(11, 0xb, &[0.0, 1.0]);
+//! let hits = index.search(&[0.8, 0.6], 1, None);
+//! assert_eq!(hits[0].key, 10);
+//! ```
+//!
+//! An index is derived data: the store (SQLite) holds the vectors of record,
+//! and the caller keeps the index in step with it through
+//! [`VectorIndex::diff`] + [`VectorIndex::remove`] / [`VectorIndex::insert`].
+//! Points are addressed by a caller key (a chunk or map-entry row id) and a
+//! 64-bit content hash, so a row id reused for new content is noticed.
+//! hnsw_rs cannot delete: removed points are tombstoned (filtered out of
+//! every result) and the graph is rebuilt when tombstones pass
+//! [`REBUILD_DEAD_FRACTION`].
+//!
+//! Snapshots ([`VectorIndex::save`], [`VectorIndex::load`]) persist the
+//! points and the graph so a restart does not rebuild it; a snapshot that
+//! does not verify is ignored and the index is rebuilt from the store.
+//!
+//! Vectors must be L2-normalised; the score is the cosine similarity.
+//! This crate depends on nothing in the workspace and never writes to
+//! stdout: the hnsw_rs code paths that print (dump/load errors, level-scale
+//! changes, `max_nb_connection > 256`) are never reached, because files are
+//! checked before hnsw_rs opens them and those settings are constants here.
+
+mod distance;
+mod index;
+mod persist;
+
+pub use distance::{UnitDot, dot};
+pub use index::{
+    Diff, EXACT_SEARCH_MAX, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_MAX_CONNECTIONS, HNSW_MAX_LAYERS, Hit,
+    REBUILD_DEAD_FRACTION, VectorIndex, hash64,
+};
+pub use persist::{PersistError, SnapshotInfo};
