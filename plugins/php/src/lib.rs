@@ -22,7 +22,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use code_intel_plugin_sdk::text::{docblock, elide, split_top_level, unquote};
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, Matches, Plugin, PluginError, PluginInfo, SourceFile, Span,
+    ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, Matches, Plugin, PluginError, PluginInfo, QueryMatch, SourceFile, Span,
     Tree, export_plugin, parse,
 };
 use serde_json::{Map, Value, json};
@@ -34,8 +34,12 @@ pub struct Php;
 /// Blade, Filament and migration strategies (higher numbers) are tried first.
 const PRIORITY: i32 = 10;
 
-/// Declarations, by pattern index: see [`DeclKind::from_pattern`].
-const DECLARATIONS: &str = r"
+/// Everything the plugin asks the host, in one query so that the tree is
+/// walked once (several queries cost a walk each). Capture names tell the
+/// patterns apart.
+const QUERY: &str = r#"
+; Declarations: @decl is a class, interface, trait, enum, function, method or
+; anonymous class.
 (class_declaration attributes: (attribute_list)? @attrs name: (name) @name body: (declaration_list) @body) @decl
 (interface_declaration attributes: (attribute_list)? @attrs name: (name) @name body: (declaration_list) @body) @decl
 (trait_declaration attributes: (attribute_list)? @attrs name: (name) @name body: (declaration_list) @body) @decl
@@ -43,10 +47,8 @@ const DECLARATIONS: &str = r"
 (function_definition attributes: (attribute_list)? @attrs name: (name) @name parameters: (formal_parameters) @params return_type: (_)? @ret body: (compound_statement) @body) @decl
 (method_declaration attributes: (attribute_list)? @attrs name: (name) @name parameters: (formal_parameters) @params return_type: (_)? @ret body: (compound_statement)? @body) @decl
 (anonymous_class) @decl
-";
 
-/// Namespaces, imports, class clauses, docblocks, members and parameters.
-const DETAILS: &str = r#"
+; Namespaces, imports, class clauses, docblocks, members and parameters.
 (namespace_definition name: (namespace_name) @namespace) @ns
 (namespace_use_declaration) @use
 (base_clause [(name) (qualified_name) (relative_name)] @extends)
@@ -59,10 +61,8 @@ const DETAILS: &str = r#"
 (simple_parameter type: (_)? @param_type name: (variable_name) @param_name) @param
 (property_promotion_parameter type: (_)? @param_type name: (variable_name) @param_name) @promoted
 (method_declaration name: (name) @casts_method body: (compound_statement (return_statement (array_creation_expression) @casts_array)) (#eq? @casts_method "casts"))
-"#;
 
-/// Names used in code.
-const REFERENCES: &str = r#"
+; Names used in code.
 (named_type [(name) (qualified_name) (relative_name)] @class)
 (object_creation_expression [(name) (qualified_name) (relative_name)] @class)
 (scoped_call_expression scope: [(name) (qualified_name) (relative_name)] @class name: (name) @call)
@@ -73,23 +73,23 @@ const REFERENCES: &str = r#"
 (function_call_expression function: [(name) (qualified_name) (relative_name)] @function)
 (member_call_expression name: (name) @call)
 (nullsafe_member_call_expression name: (name) @call)
-"#;
 
-/// `$this->hasMany(...)` and friends.
-const RELATIONS: &str = r#"
+; Eloquent relations: `$this->hasMany(...)` and friends.
 (member_call_expression
   object: (variable_name) @object
   name: (name) @relation
   arguments: (arguments) @args
   (#eq? @object "$this")
-  (#any-of? @relation "hasOne" "hasMany" "belongsTo" "belongsToMany" "hasOneThrough" "hasManyThrough" "morphOne" "morphMany" "morphTo" "morphToMany" "morphedByMany")) @call
-"#;
+  (#any-of? @relation "hasOne" "hasMany" "belongsTo" "belongsToMany" "hasOneThrough" "hasManyThrough" "morphOne" "morphMany" "morphTo" "morphToMany" "morphedByMany")) @relation.call
 
-/// Top-level statements (directly in the file or in a braced namespace).
-const TOP_LEVEL: &str = r"
+; Top-level statements (directly in the file or in a braced namespace).
 (program (_) @top)
 (namespace_definition body: (compound_statement (_) @top))
-";
+"#;
+
+
+
+
 
 /// Statements that are not "top-level code" for the `script` chunk.
 const NOT_CODE: &[&str] = &[
@@ -130,14 +130,14 @@ enum DeclKind {
 }
 
 impl DeclKind {
-    fn from_pattern(pattern: u32) -> Self {
-        match pattern {
-            0 => Self::Class,
-            1 => Self::Interface,
-            2 => Self::Trait,
-            3 => Self::Enum,
-            4 => Self::Function,
-            5 => Self::Method,
+    fn from_node_kind(kind: &str) -> Self {
+        match kind {
+            "class_declaration" => Self::Class,
+            "interface_declaration" => Self::Interface,
+            "trait_declaration" => Self::Trait,
+            "enum_declaration" => Self::Enum,
+            "function_definition" => Self::Function,
+            "method_declaration" => Self::Method,
             _ => Self::Anonymous,
         }
     }
@@ -429,11 +429,11 @@ impl Facts {
     }
 }
 
-fn collect(tree: &Tree) -> Result<Facts, PluginError> {
+fn collect(matches: &[QueryMatch]) -> Facts {
     let mut decls = Vec::new();
-    for m in tree.query(DECLARATIONS)? {
+    for m in matches {
         let Some(node) = m.get("decl") else { continue };
-        let kind = DeclKind::from_pattern(m.pattern);
+        let kind = DeclKind::from_node_kind(&node.kind);
         let name = m.get("name");
         let start = m.get("attrs").map_or(node.start_byte, |a| a.end_byte);
         let end = match kind {
@@ -497,7 +497,7 @@ fn collect(tree: &Tree) -> Result<Facts, PluginError> {
     let mut namespaces: Vec<(u32, String)> = Vec::new();
     let mut uses: Vec<(u32, String)> = Vec::new();
     let mut docs: Vec<(usize, Span, String)> = Vec::new();
-    for m in tree.query(DETAILS)? {
+    for m in matches {
         let at = m.captures.first().map_or(0, |c| c.start_byte);
         if let (Some(ns), Some(name)) = (m.get("ns"), m.get("namespace")) {
             namespaces.push((ns.start_byte, name.text.clone()));
@@ -583,7 +583,7 @@ fn collect(tree: &Tree) -> Result<Facts, PluginError> {
         };
         facts.decls[i].fqn = fqn;
     }
-    Ok(facts)
+    facts
 }
 
 /// References (as written) and related symbols (resolved) per chunk owner.
@@ -593,9 +593,9 @@ struct Uses {
     related: BTreeSet<String>,
 }
 
-fn collect_uses(tree: &Tree, facts: &Facts) -> Result<HashMap<Option<usize>, Uses>, PluginError> {
+fn collect_uses(matches: &[QueryMatch], facts: &Facts) -> HashMap<Option<usize>, Uses> {
     let mut per_owner: HashMap<Option<usize>, Uses> = HashMap::new();
-    for m in tree.query(REFERENCES)? {
+    for m in matches {
         for c in &m.captures {
             let owner = facts.owner(c.start_byte);
             let scope = facts.scope_at(c.start_byte);
@@ -621,7 +621,7 @@ fn collect_uses(tree: &Tree, facts: &Facts) -> Result<HashMap<Option<usize>, Use
             }
         }
     }
-    Ok(per_owner)
+    per_owner
 }
 
 /// One Eloquent relation found in a method.
@@ -632,10 +632,10 @@ struct Relation {
     through: Option<String>,
 }
 
-fn collect_relations(tree: &Tree, facts: &Facts) -> Result<Vec<Relation>, PluginError> {
+fn collect_relations(matches: &[QueryMatch], facts: &Facts) -> Vec<Relation> {
     let mut relations = Vec::new();
-    for m in tree.query(RELATIONS)? {
-        let (Some(call), Some(kind), Some(args)) = (m.get("call"), m.text("relation"), m.get("args")) else { continue };
+    for m in matches {
+        let (Some(call), Some(kind), Some(args)) = (m.get("relation.call"), m.text("relation"), m.get("args")) else { continue };
         let Some(method) = facts.innermost(call.start_byte).filter(|&i| facts.decls[i].kind == DeclKind::Method) else {
             continue;
         };
@@ -658,7 +658,7 @@ fn collect_relations(tree: &Tree, facts: &Facts) -> Result<Vec<Relation>, Plugin
         let through = if THROUGH_RELATIONS.contains(&kind) { class_of(arguments.get(1)) } else { None };
         relations.push(Relation { method, kind: kind.to_string(), related, through });
     }
-    Ok(relations)
+    relations
 }
 
 fn relation_json(r: &Relation, facts: &Facts) -> Value {
@@ -674,9 +674,10 @@ fn signature(decl: &Decl, source: &str) -> String {
 }
 
 fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
-    let facts = collect(tree)?;
-    let uses = collect_uses(tree, &facts)?;
-    let relations = collect_relations(tree, &facts)?;
+    let matches = tree.query(QUERY)?;
+    let facts = collect(&matches);
+    let uses = collect_uses(&matches, &facts);
+    let relations = collect_relations(&matches, &facts);
     let decls = &facts.decls;
     let mut chunks = ChunkSet::new(source);
     let lines = LineIndex::new(source);
@@ -686,8 +687,7 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
     };
 
     // Top-level code, if any: the `script` chunk.
-    let top_code = tree
-        .query(TOP_LEVEL)?
+    let top_code = matches
         .iter()
         .filter_map(|m| m.get("top"))
         .any(|c| !NOT_CODE.contains(&c.kind.as_str()));

@@ -15,9 +15,11 @@
 //! Qualified names are the dotted module path from the file path
 //! (`pkg/mod.py` -> `pkg.mod.Class.method`; a leading `src/` and a trailing
 //! `__init__` are dropped). `references` are the identifiers a chunk calls or
-//! uses (callees, names in annotations, class-like names, names defined or
-//! imported at module level); `related_symbols` are those references resolved
-//! through the file's imports and top-level definitions to dotted paths.
+//! uses: callees, class-like (capitalised) names, and names the module defines
+//! or imports where they are used as values (attribute roots, arguments,
+//! decorators); locals and builtins are left out. `related_symbols` are those
+//! references resolved through the file's imports and top-level definitions
+//! to dotted paths.
 //!
 //! Parsing is the host's (`syntax` import); this crate is queries plus
 //! post-processing and must not bundle a parser.
@@ -26,8 +28,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use code_intel_plugin_sdk::text::{elide, python_docstring, split_top_level};
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, Matches, Plugin, PluginError, PluginInfo, SourceFile, Span, Tree,
-    export_plugin, parse,
+    ChunkBuilder, ChunkOutcome, ChunkSet, Matches, Plugin, PluginError, PluginInfo, QueryMatch, SourceFile, Span,
+    SpanSet, Tree, export_plugin, parse,
 };
 use serde_json::{Value, json};
 
@@ -38,8 +40,11 @@ pub struct Python;
 /// below framework-specific ones (which use higher numbers).
 const PRIORITY: i32 = 10;
 
-/// Definitions. Pattern 0 is a function, pattern 1 a class.
-const DEFINITIONS: &str = r"
+/// Everything the plugin asks the host, in one query so that the tree is
+/// walked once (several queries cost a walk each). Capture names tell the
+/// patterns apart.
+const QUERY: &str = r#"
+; Definitions: @def is a function_definition or a class_definition.
 (function_definition
   name: (identifier) @name
   parameters: (parameters) @params
@@ -49,45 +54,38 @@ const DEFINITIONS: &str = r"
   name: (identifier) @name
   superclasses: (argument_list)? @bases
   body: (block) @body) @def
-";
 
-/// Decorators and the definitions they wrap; docstrings (first statement of a
-/// body or of the module, when it is a string); class attributes; module-level
-/// assignments.
-const DETAILS: &str = r"
+; Decorators with the definition they wrap; docstrings (the first statement
+; of a body or of the module, when it is a string); class attributes;
+; module-level assignments.
 (decorated_definition (decorator) @decorator definition: (_) @decorator_of)
 (function_definition body: (block . (expression_statement (string) @doc))) @documented
 (class_definition body: (block . (expression_statement (string) @doc))) @documented
 (module . (expression_statement (string) @module_doc))
 (class_definition body: (block (expression_statement (assignment left: (identifier) @field)))) @owner
 (module (expression_statement (assignment left: (identifier) @variable)))
-";
 
-/// Imports: one match per bound name.
-const IMPORTS: &str = r"
-(import_statement name: (dotted_name) @module) @import
-(import_statement name: (aliased_import name: (dotted_name) @module alias: (identifier) @alias)) @import
-(import_from_statement module_name: (_) @from name: (dotted_name) @name) @import
-(import_from_statement module_name: (_) @from name: (aliased_import name: (dotted_name) @name alias: (identifier) @alias)) @import
-(import_from_statement module_name: (_) @from (wildcard_import)) @import
-";
+; Imports: one match per bound name; @import is the statement.
+(import_statement name: (dotted_name) @import.module) @import
+(import_statement name: (aliased_import name: (dotted_name) @import.module alias: (identifier) @import.alias)) @import
+(import_from_statement module_name: (_) @import.from name: (dotted_name) @import.name) @import
+(import_from_statement module_name: (_) @import.from name: (aliased_import name: (dotted_name) @import.name alias: (identifier) @import.alias)) @import
+(import_from_statement module_name: (_) @import.from (wildcard_import)) @import
+(future_import_statement) @import.future
 
-/// Identifier uses, and the positions that are bindings rather than uses.
-const IDENTIFIERS: &str = r"
-(identifier) @id
+; Identifier uses. Not every identifier (that would be most of the file, and
+; mostly locals): callees, class-like names, roots of attribute chains
+; (modules, module-level objects), decorators and arguments. Uppercase
+; assignment targets are definitions, not uses.
 (call function: (identifier) @callee)
 (call function: (attribute attribute: (identifier) @callee))
-(type) @type
-(assignment left: (identifier) @binding)
-(keyword_argument name: (identifier) @binding)
-(parameters (identifier) @binding)
-(default_parameter name: (identifier) @binding)
-(typed_parameter (identifier) @binding)
-(typed_default_parameter name: (identifier) @binding)
-(import_statement) @import
-(import_from_statement) @import
-(future_import_statement) @import
-";
+((identifier) @id (#match? @id "^[A-Z]"))
+(attribute object: (identifier) @id)
+(decorator (identifier) @id)
+(argument_list (identifier) @id)
+(keyword_argument value: (identifier) @id)
+(assignment left: (identifier) @binding (#match? @binding "^[A-Z]"))
+"#;
 
 /// Builtins left out of `references`: calling `len` or raising `ValueError`
 /// says nothing about how a codebase's own symbols relate.
@@ -214,22 +212,22 @@ struct Imports {
     listed: Vec<String>,
 }
 
-fn collect_imports(tree: &Tree, path: &str, module: &str, defs: &[Def]) -> Result<Imports, PluginError> {
+fn collect_imports(matches: &[QueryMatch], path: &str, module: &str, defs: &[Def]) -> Imports {
     let package = package_of(path, module);
     let mut bindings = HashMap::new();
     let mut listed = Vec::new();
-    for m in tree.query(IMPORTS)? {
+    for m in matches {
         let Some(statement) = m.get("import") else { continue };
         let top_level = !defs.iter().any(|d| d.node.contains_byte(statement.start_byte));
-        let alias = m.text("alias");
-        let entry = if let Some(dotted) = m.text("module") {
+        let alias = m.text("import.alias");
+        let entry = if let Some(dotted) = m.text("import.module") {
             let local = alias.map_or_else(|| dotted.split('.').next().unwrap_or(dotted).to_string(), str::to_string);
             let target = if alias.is_some() { dotted.to_string() } else { local.clone() };
             bindings.insert(local, target);
             alias.map_or_else(|| dotted.to_string(), |a| format!("{dotted} as {a}"))
-        } else if let Some(from) = m.text("from") {
+        } else if let Some(from) = m.text("import.from") {
             let from = resolve_relative(from, &package);
-            match m.text("name") {
+            match m.text("import.name") {
                 Some(name) => {
                     let target = join(&from, name);
                     bindings.insert(alias.unwrap_or(name).to_string(), target.clone());
@@ -244,15 +242,15 @@ fn collect_imports(tree: &Tree, path: &str, module: &str, defs: &[Def]) -> Resul
             listed.push(entry);
         }
     }
-    Ok(Imports { bindings, listed })
+    Imports { bindings, listed }
 }
 
-/// The file's definitions, nested and annotated, and the module docstring.
-fn collect_defs(tree: &Tree) -> Result<(Vec<Def>, Option<String>), PluginError> {
+/// The file's definitions, nested and annotated.
+fn collect_defs(matches: &[QueryMatch]) -> Defs {
     let mut defs = Vec::new();
-    for m in tree.query(DEFINITIONS)? {
+    for m in matches {
         let (Some(node), Some(name), Some(body)) = (m.get("def"), m.get("name"), m.get("body")) else { continue };
-        let kind = if m.pattern == 0 { DefKind::Function } else { DefKind::Class };
+        let kind = if node.kind == "class_definition" { DefKind::Class } else { DefKind::Function };
         let header_end = match kind {
             DefKind::Function => m.get("ret").or_else(|| m.get("params")).map_or(name.end_byte, |c| c.end_byte),
             DefKind::Class => m.get("bases").map_or(name.end_byte, |c| c.end_byte),
@@ -283,7 +281,8 @@ fn collect_defs(tree: &Tree) -> Result<(Vec<Def>, Option<String>), PluginError> 
     let mut decorators: HashMap<u32, Vec<String>> = HashMap::new();
     let by_start: HashMap<u32, usize> = defs.iter().enumerate().map(|(i, d)| (d.node.start_byte, i)).collect();
     let mut module_doc = None;
-    for m in tree.query(DETAILS)? {
+    let mut variables: Vec<String> = Vec::new();
+    for m in matches {
         if let (Some(d), Some(of)) = (m.get("decorator"), m.get("decorator_of")) {
             decorators.entry(of.start_byte).or_default().push(decorator_name(&d.text));
             let wrapper = decorated.entry(of.start_byte).or_insert_with(|| Span::of(d));
@@ -300,6 +299,10 @@ fn collect_defs(tree: &Tree) -> Result<(Vec<Def>, Option<String>), PluginError> 
             }
         } else if let Some(doc) = m.get("module_doc") {
             module_doc = Some(python_docstring(&doc.text));
+        } else if let Some(variable) = m.get("variable") {
+            if !variables.contains(&variable.text) {
+                variables.push(variable.text.clone());
+            }
         }
     }
     for def in &mut defs {
@@ -327,7 +330,15 @@ fn collect_defs(tree: &Tree) -> Result<(Vec<Def>, Option<String>), PluginError> 
         }
         stack.push(i);
     }
-    Ok((defs, module_doc))
+    Defs { defs, module_doc, variables }
+}
+
+/// What [`collect_defs`] found.
+struct Defs {
+    defs: Vec<Def>,
+    module_doc: Option<String>,
+    /// Names assigned at module level, in order.
+    variables: Vec<String>,
 }
 
 /// Identifier uses per chunk: index of the chunked definition (or `None` for
@@ -336,50 +347,48 @@ struct Uses {
     per_def: HashMap<Option<usize>, BTreeSet<String>>,
 }
 
-fn collect_uses(tree: &Tree, defs: &[Def], module_names: &BTreeSet<String>, imports: &Imports) -> Result<Uses, PluginError> {
+fn collect_uses(matches: &[QueryMatch], defs: &[Def], module_names: &BTreeSet<String>, imports: &Imports) -> Uses {
     let mut ids: Vec<(u32, String)> = Vec::new();
-    let mut callees: BTreeSet<u32> = BTreeSet::new();
     let mut bindings: BTreeSet<u32> = BTreeSet::new();
-    let mut types: Vec<Span> = Vec::new();
+    let mut callee_at: BTreeSet<u32> = BTreeSet::new();
     let mut imports_at: Vec<Span> = Vec::new();
-    for m in tree.query(IDENTIFIERS)? {
+    for m in matches {
         for c in &m.captures {
             match c.name.as_str() {
                 "id" => ids.push((c.start_byte, c.text.clone())),
                 "callee" => {
-                    callees.insert(c.start_byte);
+                    callee_at.insert(c.start_byte);
+                    ids.push((c.start_byte, c.text.clone()));
                 }
                 "binding" => {
                     bindings.insert(c.start_byte);
                 }
-                "type" => types.push(Span::of(c)),
-                "import" => imports_at.push(Span::of(c)),
+                "import" | "import.future" => imports_at.push(Span::of(c)),
                 _ => {}
             }
         }
     }
     let names: BTreeSet<u32> = defs.iter().map(|d| d.name_start).collect();
+    let imports_at = SpanSet::new(imports_at);
     let chunked: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].chunked).collect();
     let mut per_def: HashMap<Option<usize>, BTreeSet<String>> = HashMap::new();
     for (at, text) in ids {
-        if names.contains(&at) || BUILTINS.contains(&text.as_str()) || imports_at.iter().any(|s| s.contains_byte(at)) {
+        if names.contains(&at) || bindings.contains(&at) || BUILTINS.contains(&text.as_str()) || imports_at.contains_byte(at) {
             continue;
         }
-        let in_type = types.iter().any(|t| t.contains_byte(at));
-        let is_binding = bindings.contains(&at) && !in_type;
-        let wanted = callees.contains(&at)
-            || in_type
-            || (!is_binding
-                && (text.starts_with(|c: char| c.is_ascii_uppercase())
-                    || module_names.contains(&text)
-                    || imports.bindings.contains_key(&text)));
-        if !wanted || is_binding {
+        // Uppercase names and callees always count; other names only when
+        // they are the module's own or imported (not locals).
+        let wanted = text.starts_with(|c: char| c.is_ascii_uppercase())
+            || module_names.contains(&text)
+            || imports.bindings.contains_key(&text)
+            || callee_at.contains(&at);
+        if !wanted {
             continue;
         }
         let owner = innermost(defs, &chunked, at);
         per_def.entry(owner).or_default().insert(text);
     }
-    Ok(Uses { per_def })
+    Uses { per_def }
 }
 
 /// The innermost chunked definition containing byte `at` (by its span with decorators).
@@ -408,23 +417,14 @@ fn body_holes(defs: &[Def], children: impl Iterator<Item = usize>) -> Vec<(std::
 }
 
 fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
-    let (defs, module_doc) = collect_defs(tree)?;
-    let imports = collect_imports(tree, path, module, &defs)?;
+    let matches = tree.query(QUERY)?;
+    let Defs { defs, module_doc, variables } = collect_defs(&matches);
+    let imports = collect_imports(&matches, path, module, &defs);
 
     let top: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].parent.is_none()).collect();
     let mut module_names: BTreeSet<String> = top.iter().map(|&i| defs[i].name.clone()).collect();
-    let variables: Vec<String> = tree
-        .captures(DETAILS, "variable")?
-        .into_iter()
-        .map(|c| c.text)
-        .fold(Vec::new(), |mut acc, v| {
-            if !acc.contains(&v) {
-                acc.push(v);
-            }
-            acc
-        });
     module_names.extend(variables.iter().cloned());
-    let uses = collect_uses(tree, &defs, &module_names, &imports)?;
+    let uses = collect_uses(&matches, &defs, &module_names, &imports);
     let top_names: BTreeSet<&str> = top.iter().map(|&i| defs[i].name.as_str()).chain(variables.iter().map(String::as_str)).collect();
     let resolve = |name: &str| -> Option<String> {
         if let Some(target) = imports.bindings.get(name) {

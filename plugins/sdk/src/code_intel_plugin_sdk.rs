@@ -70,7 +70,7 @@ pub use bindings::code_intel::plugin::types::{Chunk, ChunkOutcome, PluginError, 
 /// The trait a plugin implements: `info()` and `chunk(file)`.
 pub use bindings::Guest as Plugin;
 pub use builder::{ChunkBuilder, ChunkSet, PART_KIND, fit_window};
-pub use span::{LineIndex, Span};
+pub use span::{LineIndex, Span, SpanSet};
 pub use syntax::{Matches, Tree, languages, parse};
 
 /// Exports a type implementing [`Plugin`] as the component's `info` and

@@ -111,3 +111,42 @@ impl LineIndex {
 pub(crate) fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
+
+/// A union of byte ranges with fast membership: "is this identifier inside
+/// any type annotation / import statement / string?".
+///
+/// ```
+/// use code_intel_plugin_sdk::{LineIndex, SpanSet};
+/// let lines = LineIndex::new("0123456789");
+/// let set = SpanSet::new([lines.span(2, 4), lines.span(3, 6), lines.span(8, 9)]);
+/// assert!(set.contains_byte(5) && set.contains_byte(8));
+/// assert!(!set.contains_byte(6) && !set.contains_byte(1) && !set.contains_byte(9));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SpanSet {
+    /// Disjoint, sorted `(start, end)` byte ranges.
+    ranges: Vec<(u32, u32)>,
+}
+
+impl SpanSet {
+    /// The union of `spans`.
+    pub fn new(spans: impl IntoIterator<Item = Span>) -> Self {
+        let mut all: Vec<(u32, u32)> = spans.into_iter().map(|s| (s.start_byte, s.end_byte)).collect();
+        all.sort_unstable();
+        let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(all.len());
+        for (start, end) in all {
+            match ranges.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => ranges.push((start, end)),
+            }
+        }
+        Self { ranges }
+    }
+
+    /// True when some span contains byte `at`.
+    #[must_use]
+    pub fn contains_byte(&self, at: u32) -> bool {
+        let i = self.ranges.partition_point(|&(start, _)| start <= at);
+        i > 0 && at < self.ranges[i - 1].1
+    }
+}

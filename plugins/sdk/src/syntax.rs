@@ -35,6 +35,10 @@ impl Tree {
     /// document order. Predicates (`#eq?`, `#match?`, `#any-of?`) are applied
     /// by the host.
     ///
+    /// Each call walks the whole tree: put all the patterns a plugin needs in
+    /// one query and tell the matches apart by capture name (or
+    /// [`QueryMatch::pattern`]) rather than calling this once per pattern.
+    ///
     /// # Errors
     /// When the query does not compile for the grammar (a plugin bug: the
     /// message carries tree-sitter's row and column).
