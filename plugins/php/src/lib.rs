@@ -525,7 +525,11 @@ fn collect(matches: &[QueryMatch]) -> Facts {
             }
         } else if let Some(case) = m.get("case") {
             if let Some(i) = facts.owning_type(case.start_byte) {
-                let value = m.get("case_value").map_or(Value::Null, |v| unquote(&v.text).map_or_else(|| json!(v.text), |s| json!(s)));
+                let value = m.get("case_value").map_or(Value::Null, |v| match (unquote(&v.text), v.text.trim().parse::<i64>()) {
+                    (Some(s), _) => json!(s),
+                    (None, Ok(n)) => json!(n),
+                    (None, Err(_)) => json!(v.text),
+                });
                 facts.cases.entry(i).or_default().push(json!({"name": case.text, "value": value}));
             }
         } else if let Some(p) = m.get("property") {
