@@ -5,6 +5,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod chunk;
+mod plugin;
+
 #[derive(Parser)]
 #[command(name = "code-intel", version, about = "Code intelligence MCP server")]
 struct Cli {
@@ -13,9 +16,17 @@ struct Cli {
 }
 
 #[derive(clap::Subcommand)]
-enum Command {}
+enum Command {
+    /// List, test (and scaffold) chunk-strategy plugins.
+    Plugin(plugin::PluginArgs),
+    /// Show the chunks the loaded plugins make of one file.
+    Chunk(chunk::ChunkArgs),
+}
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Plugin(args) => plugin::run(&args),
+        Command::Chunk(args) => chunk::run(&args),
+    }
 }
