@@ -259,11 +259,10 @@ fn parse_use(statement: &str) -> Vec<(&'static str, String, String)> {
 
 fn strip_kind<'a>(text: &'a str, default: &'static str) -> (&'static str, &'a str) {
     for kind in ["function", "const"] {
-        if let Some(rest) = text.strip_prefix(kind) {
-            if rest.starts_with(char::is_whitespace) {
+        if let Some(rest) = text.strip_prefix(kind)
+            && rest.starts_with(char::is_whitespace) {
                 return (kind, rest.trim_start());
             }
-        }
     }
     (default, text.trim())
 }
@@ -543,11 +542,10 @@ fn collect(matches: &[QueryMatch]) -> Facts {
                 let promoted = m.get("promoted").is_some();
                 facts.params.entry(i).or_default().push((ty, name.text.trim_start_matches('$').to_string(), promoted));
             }
-        } else if let Some(array) = m.get("casts_array") {
-            if let Some(i) = facts.innermost(array.start_byte).and_then(|m| facts.decls[m].parent) {
+        } else if let Some(array) = m.get("casts_array")
+            && let Some(i) = facts.innermost(array.start_byte).and_then(|m| facts.decls[m].parent) {
                 facts.casts_method.insert(i, array.text.clone());
             }
-        }
     }
     for (i, doc, text) in docs {
         let decl = &mut facts.decls[i];

@@ -292,18 +292,16 @@ fn collect_defs(matches: &[QueryMatch]) -> Defs {
                 defs[i].docstring = Some(python_docstring(&doc.text));
             }
         } else if let (Some(owner), Some(field)) = (m.get("owner"), m.get("field")) {
-            if let Some(&i) = by_start.get(&owner.start_byte) {
-                if !defs[i].fields.contains(&field.text) {
+            if let Some(&i) = by_start.get(&owner.start_byte)
+                && !defs[i].fields.contains(&field.text) {
                     defs[i].fields.push(field.text.clone());
                 }
-            }
         } else if let Some(doc) = m.get("module_doc") {
             module_doc = Some(python_docstring(&doc.text));
-        } else if let Some(variable) = m.get("variable") {
-            if !variables.contains(&variable.text) {
+        } else if let Some(variable) = m.get("variable")
+            && !variables.contains(&variable.text) {
                 variables.push(variable.text.clone());
             }
-        }
     }
     for def in &mut defs {
         if let Some(wrapper) = decorated.get(&def.node.start_byte) {
