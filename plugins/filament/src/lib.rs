@@ -1,0 +1,517 @@
+//! Filament admin panels, in both layouts in use today:
+//!
+//! - v3: the resource holds `form(Form $form)`, `table(Table $table)` and
+//!   `infolist(Infolist $infolist)` inline;
+//! - v4: the resource delegates to `Schemas/*Form::configure`,
+//!   `Tables/*Table::configure` and `Schemas/*Infolist::configure` classes in
+//!   sibling folders, may sit in a cluster, and types its navigation icon
+//!   `string|BackedEnum|null`.
+//!
+//! Chunks: `filament_resource` (model, navigation icon/group/label, cluster,
+//! pages, relations, widgets, translatable, the classes it delegates to),
+//! `filament_form` / `filament_table` / `filament_infolist` (field, column,
+//! filter and entry names from `X::make('name')`, with the actions placed in
+//! them), `filament_actions` (header actions of pages), `filament_page` and
+//! `filament_relation_manager` classes, and plain `class` / `method` chunks
+//! for everything else, so a Filament file still yields its definitions.
+//!
+//! A file that matches the patterns but holds no Filament class (a Laravel
+//! API resource named `*Resource.php`) is declined for the PHP plugin.
+
+use code_intel_laravel_support::php::{arguments, first_string_argument};
+use code_intel_laravel_support::{Calls, CallKind, ClassInfo, MethodInfo, PhpFile};
+use code_intel_plugin_sdk::text::unquote;
+use code_intel_plugin_sdk::{
+    ChunkBuilder, ChunkOutcome, ChunkSet, Plugin, PluginError, PluginInfo, SourceFile, Span, export_plugin,
+};
+use serde_json::{Map, Value, json};
+
+/// Above the general PHP plugin (10): a Filament class is chunked by what it configures.
+const PRIORITY: i32 = 20;
+
+/// Methods of a resource (or relation manager) that build a schema or table.
+const SCHEMA_METHODS: &[(&str, &str)] =
+    &[("form", "filament_form"), ("table", "filament_table"), ("infolist", "filament_infolist")];
+
+/// Methods returning actions, and where those actions are placed.
+const ACTION_METHODS: &[(&str, &str)] = &[
+    ("getHeaderActions", "header"),
+    ("getActions", "header"),
+    ("getFormActions", "form"),
+    ("getTableActions", "record"),
+    ("getTableBulkActions", "bulk"),
+    ("getBulkActions", "bulk"),
+];
+
+/// Table/schema methods whose arguments place an action, and the placement.
+const ACTION_SLOTS: &[(&str, &str)] = &[
+    ("headerActions", "header"),
+    ("actions", "record"),
+    ("recordActions", "record"),
+    ("bulkActions", "bulk"),
+    ("groupedBulkActions", "bulk"),
+    ("toolbarActions", "toolbar"),
+    ("emptyStateActions", "empty_state"),
+    ("footerActions", "footer"),
+    ("suffixAction", "field"),
+    ("prefixAction", "field"),
+    ("hintAction", "field"),
+];
+
+/// Layout components: they group fields but are not fields themselves.
+const LAYOUT: &[&str] = &[
+    "Section", "Grid", "Tabs", "Tab", "Fieldset", "Group", "Wizard", "Step", "Split", "Flex", "Card", "Actions",
+    "Placeholder", "View", "Livewire", "Text", "Html", "Callout", "EmptyState", "Form",
+];
+
+struct Filament;
+
+impl Plugin for Filament {
+    fn info() -> PluginInfo {
+        PluginInfo {
+            name: "filament".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            description: "Filament resources (v3 and v4 layouts, clusters), forms, tables, infolists and actions".into(),
+            languages: vec!["php".into()],
+            file_patterns: vec![
+                "**/Filament/**/*Resource.php".into(),
+                "**/Filament/**/Schemas/*Form.php".into(),
+                "**/Filament/**/Schemas/*Infolist.php".into(),
+                "**/Filament/**/Tables/*Table.php".into(),
+                "**/Filament/**/Pages/*.php".into(),
+                "**/Filament/**/RelationManagers/*.php".into(),
+            ],
+            priority: PRIORITY,
+        }
+    }
+
+    fn chunk(file: SourceFile) -> Result<ChunkOutcome, PluginError> {
+        chunk_filament(&file.content)
+    }
+}
+
+export_plugin!(Filament);
+
+/// What a Filament class is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Resource,
+    /// A v4 `configure()` class: form, infolist or table.
+    Configurator,
+    Page,
+    RelationManager,
+    /// Any other class extending a Filament class (widget, cluster, ...).
+    Other,
+}
+
+fn role(php: &PhpFile<'_>, class: &ClassInfo) -> Option<Role> {
+    let base = class.base_fqcn.as_deref().unwrap_or_default();
+    let filament_base = base.starts_with("Filament\\");
+    let short = class.base_short().unwrap_or_default();
+    // A resource extends Filament's `Resource`, or an app's own base resource
+    // (`BaseResource extends Resource`) in a file that uses Filament and
+    // defines a form or table.
+    let app_base = !base.starts_with("Illuminate\\")
+        && short.ends_with("Resource")
+        && imports_filament(php)
+        && (class.method("form").is_some() || class.method("table").is_some());
+    if (filament_base && short == "Resource") || app_base {
+        return Some(Role::Resource);
+    }
+    if class.method("configure").is_some_and(|m| m.is_static && configures_filament(php, m)) {
+        return Some(Role::Configurator);
+    }
+    if filament_base && base.contains("\\RelationManagers\\") {
+        return Some(Role::RelationManager);
+    }
+    if filament_base && (base.contains("\\Pages\\") || short.ends_with("Records") || short.ends_with("Record")) {
+        return Some(Role::Page);
+    }
+    filament_base.then_some(Role::Other)
+}
+
+fn imports_filament(php: &PhpFile<'_>) -> bool {
+    php.imports.values().any(|i| i.starts_with("Filament\\"))
+}
+
+fn configures_filament(php: &PhpFile<'_>, method: &MethodInfo) -> bool {
+    php.parameter_classes(&method.params).iter().any(|(ty, _)| ty.starts_with("Filament\\"))
+}
+
+/// Chunks one Filament file.
+///
+/// # Errors
+/// The host cannot parse PHP.
+pub fn chunk_filament(source: &str) -> Result<ChunkOutcome, PluginError> {
+    let php = PhpFile::parse(source)?;
+    let roles: Vec<(usize, Role)> =
+        php.classes.iter().enumerate().filter_map(|(i, c)| role(&php, c).map(|r| (i, r))).collect();
+    if roles.is_empty() {
+        let why = match php.classes.first() {
+            Some(c) => format!(
+                "not a Filament class: {} extends {}",
+                c.name.as_deref().unwrap_or("an anonymous class"),
+                c.base_fqcn.as_deref().unwrap_or("nothing")
+            ),
+            None => "no class in the file".to_string(),
+        };
+        return Ok(ChunkOutcome::Decline(why));
+    }
+    let calls = Calls::collect(&php.tree)?;
+    let mut set = ChunkSet::new(source);
+    for (i, class) in php.classes.iter().enumerate() {
+        let role = roles.iter().find(|(j, _)| *j == i).map(|(_, r)| *r);
+        match role {
+            Some(Role::Resource) => resource(&mut set, &php, &calls, class),
+            Some(Role::Configurator) => configurator(&mut set, &php, &calls, class),
+            Some(Role::Page) => page(&mut set, &php, &calls, class, "filament_page"),
+            Some(Role::RelationManager) => page(&mut set, &php, &calls, class, "filament_relation_manager"),
+            Some(Role::Other) | None => plain(&mut set, &php, &calls, class, "class"),
+        }
+    }
+    Ok(ChunkOutcome::Chunks(set.finish()))
+}
+
+/// The value of a static property: a string literal, a `X::class` FQCN, or the source text.
+fn property_value(php: &PhpFile<'_>, class: &ClassInfo, name: &str) -> Option<String> {
+    let value = class.property(name)?.value.as_deref()?.trim();
+    if value == "null" {
+        return None;
+    }
+    Some(unquote(value).map(str::to_string).or_else(|| php.class_constant(value)).unwrap_or_else(|| value.to_string()))
+}
+
+/// `ProductForm::configure($schema)` in a resource method -> the FQCN of `ProductForm`.
+fn delegate(php: &PhpFile<'_>, calls: &Calls, method: &MethodInfo) -> Option<String> {
+    let body = method.body?;
+    calls
+        .within(body)
+        .map(|i| &calls.calls[i])
+        .find(|c| c.kind == CallKind::Scoped && c.name == "configure")
+        .map(|c| php.resolve(&c.target))
+}
+
+fn resource(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, calls: &Calls, class: &ClassInfo) {
+    let fqcn = class.fqcn.clone().unwrap_or_default();
+    let short = class.name.clone().unwrap_or_default();
+    let model = property_value(php, class, "model");
+    let cluster = property_value(php, class, "cluster");
+    let translatable = class.traits.iter().any(|t| t.ends_with("\\Translatable") || t == "Translatable");
+    let pages: Map<String, Value> = class
+        .method("getPages")
+        .map(|m| {
+            php.returned_array(m)
+                .into_iter()
+                .filter_map(|(key, value)| {
+                    let page = value.split("::").next().filter(|_| value.contains("::route"))?;
+                    let route = first_string_argument(value.split_once("::route").map_or("", |(_, r)| r));
+                    Some((key.unwrap_or_else(|| page.to_string()), json!({"class": php.resolve(page), "route": route})))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let class_list = |method: &str| -> Vec<String> {
+        class
+            .method(method)
+            .map(|m| {
+                php.returned_array(m)
+                    .into_iter()
+                    .filter_map(|(_, v)| php.class_constant(&v).or_else(|| v.split("::").next().filter(|_| v.contains("::make")).map(|c| php.resolve(c))))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let relations = class_list("getRelations");
+    let widgets = class_list("getWidgets");
+    let mut delegates = Map::new();
+    for (method, _) in SCHEMA_METHODS {
+        if let Some(target) = class.method(method).and_then(|m| delegate(php, calls, m)) {
+            delegates.insert((*method).to_string(), json!(target));
+        }
+    }
+    let inline: Vec<&str> =
+        SCHEMA_METHODS.iter().map(|(m, _)| *m).filter(|m| class.method(m).is_some() && !delegates.contains_key(*m)).collect();
+    let layout = if !delegates.is_empty() || class.property("navigationIcon").is_some_and(|p| php.text(p.span).contains("BackedEnum")) {
+        "v4"
+    } else {
+        "v3"
+    };
+
+    let mut summary = format!("// Filament resource {short}");
+    if let Some(model) = &model {
+        summary.push_str(&format!(" for model {model}"));
+    }
+    if let Some(cluster) = &cluster {
+        summary.push_str(&format!(", in cluster {}", cluster.rsplit('\\').next().unwrap_or(cluster)));
+    }
+    for (method, target) in &delegates {
+        summary.push_str(&format!("; {method}: {}", target.as_str().unwrap_or_default().rsplit('\\').next().unwrap_or_default()));
+    }
+    if !inline.is_empty() {
+        summary.push_str(&format!("; inline {}", inline.join(", ")));
+    }
+    let mut navigation = Map::new();
+    for (key, property) in [("icon", "navigationIcon"), ("group", "navigationGroup"), ("label", "navigationLabel"), ("sort", "navigationSort"), ("parent_item", "navigationParentItem")] {
+        if let Some(value) = property_value(php, class, property) {
+            navigation.insert(key.into(), json!(value));
+        }
+    }
+    let builder = php
+        .class_builder(class, "filament_resource", &short)
+        .content(format!("{summary}\n{}", php.skeleton(class)))
+        .meta("layout", layout)
+        .meta_opt("model", model.clone())
+        .meta_opt("cluster", cluster.clone())
+        .meta_opt("navigation", Some(Value::Object(navigation)))
+        .meta_opt("record_title_attribute", property_value(php, class, "recordTitleAttribute"))
+        .meta_opt("slug", property_value(php, class, "slug"))
+        .meta_opt("model_label", property_value(php, class, "modelLabel"))
+        .meta_opt("pages", Some(Value::Object(pages.clone())))
+        .meta_opt("relations", Some(json!(relations)))
+        .meta_opt("widgets", Some(json!(widgets)))
+        .meta_opt("delegates", Some(Value::Object(delegates.clone())))
+        .meta("translatable", translatable)
+        .related_all(model.iter().cloned())
+        .related_all(cluster.iter().cloned())
+        .related_all(pages.values().filter_map(|p| p.get("class")?.as_str().map(str::to_string)))
+        .related_all(relations.iter().cloned())
+        .related_all(widgets.iter().cloned())
+        .related_all(delegates.values().filter_map(|v| v.as_str().map(str::to_string)));
+    let id = set.push(builder);
+
+    for method in &class.methods {
+        let builder = if let Some((_, kind)) = SCHEMA_METHODS.iter().find(|(m, _)| *m == method.name) {
+            match delegates.get(&method.name).and_then(Value::as_str) {
+                Some(target) => php
+                    .method_builder(class, method, kind, &id)
+                    .content(format!(
+                        "// {short} {} is configured in {target}\n{}",
+                        method.name,
+                        php.text(method.span)
+                    ))
+                    .meta("delegates_to", target)
+                    .meta("resource", fqcn.clone())
+                    .related(target.to_string())
+                    .related_all(model.iter().cloned()),
+                None => schema_chunk(php, calls, class, method, kind, &id, &short, Some(&fqcn), model.as_deref()),
+            }
+        } else if let Some((_, placement)) = ACTION_METHODS.iter().find(|(m, _)| *m == method.name) {
+            actions_chunk(php, calls, class, method, &id, placement, &short)
+        } else {
+            php.method_builder(class, method, "method", &id)
+        };
+        set.push(builder);
+    }
+}
+
+/// A v4 `Schemas/*Form`, `Schemas/*Infolist` or `Tables/*Table` class.
+fn configurator(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, calls: &Calls, class: &ClassInfo) {
+    let short = class.name.clone().unwrap_or_default();
+    let Some(configure) = class.method("configure") else { return };
+    let param_types: Vec<String> = php.parameter_classes(&configure.params).into_iter().map(|(t, _)| t).collect();
+    let kind = if param_types.iter().any(|t| t.ends_with("\\Table")) {
+        "filament_table"
+    } else if short.ends_with("Infolist") {
+        "filament_infolist"
+    } else {
+        "filament_form"
+    };
+    let id = set.push(php.class_builder(class, "class", &short).meta("configures", kind.trim_start_matches("filament_")));
+    for method in &class.methods {
+        let builder = if method.name == "configure" {
+            schema_chunk(php, calls, class, method, kind, &id, &short, None, None)
+        } else {
+            php.method_builder(class, method, "method", &id)
+        };
+        set.push(builder);
+    }
+}
+
+/// A resource page or relation manager.
+fn page(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, calls: &Calls, class: &ClassInfo, kind: &str) {
+    let short = class.name.clone().unwrap_or_default();
+    let resource = property_value(php, class, "resource");
+    let relationship = property_value(php, class, "relationship");
+    let builder = php
+        .class_builder(class, kind, &short)
+        .meta_opt("resource", resource.clone())
+        .meta_opt("relationship", relationship)
+        .related_all(resource.iter().cloned());
+    let id = set.push(builder);
+    for method in &class.methods {
+        let builder = if let Some((_, kind)) = SCHEMA_METHODS.iter().find(|(m, _)| *m == method.name) {
+            schema_chunk(php, calls, class, method, kind, &id, &short, resource.as_deref(), None)
+        } else if let Some((_, placement)) = ACTION_METHODS.iter().find(|(m, _)| *m == method.name) {
+            actions_chunk(php, calls, class, method, &id, placement, &short).related_all(resource.iter().cloned())
+        } else {
+            php.method_builder(class, method, "method", &id)
+        };
+        set.push(builder);
+    }
+}
+
+fn plain(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, _calls: &Calls, class: &ClassInfo, kind: &str) {
+    let Some(short) = class.name.clone() else { return };
+    let id = set.push(php.class_builder(class, kind, &short));
+    for method in &class.methods {
+        set.push(php.method_builder(class, method, "method", &id));
+    }
+}
+
+/// The Filament components built in a span.
+#[derive(Default)]
+struct Components {
+    fields: Vec<Value>,
+    columns: Vec<Value>,
+    filters: Vec<Value>,
+    entries: Vec<Value>,
+    layout: Vec<Value>,
+    actions: Vec<Value>,
+}
+
+impl Components {
+    fn names(list: &[Value]) -> Vec<String> {
+        list.iter().filter_map(|v| v.get("name")?.as_str().map(str::to_string)).collect()
+    }
+}
+
+/// `DeleteBulkAction` -> `delete`, as Filament names actions by default.
+fn default_action_name(class: &str) -> String {
+    let stem = class.trim_end_matches("Action").trim_end_matches("Bulk");
+    let mut chars = stem.chars();
+    chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
+}
+
+fn components(php: &PhpFile<'_>, calls: &Calls, span: Span, default_placement: Option<&str>) -> Components {
+    let mut out = Components::default();
+    let slot_names: Vec<&str> = ACTION_SLOTS.iter().map(|(n, _)| *n).collect();
+    for i in calls.within(span).collect::<Vec<_>>() {
+        let call = &calls.calls[i];
+        if call.kind != CallKind::Scoped || call.name != "make" {
+            continue;
+        }
+        let fqcn = php.resolve(&call.target);
+        let ty = fqcn.rsplit('\\').next().unwrap_or(&fqcn).to_string();
+        if ty.ends_with("ActionGroup") {
+            continue;
+        }
+        let name = first_string_argument(&call.args);
+        let modifiers: Vec<&code_intel_laravel_support::Call> = calls.modifiers(i).into_iter().map(|m| &calls.calls[m]).collect();
+        let mut entry = Map::new();
+        entry.insert("type".into(), json!(ty));
+        let modifier_names: Vec<&str> = modifiers.iter().map(|m| m.name.as_str()).collect();
+        for m in &modifiers {
+            match m.name.as_str() {
+                "relationship" => {
+                    if let Some(rel) = first_string_argument(&m.args) {
+                        entry.insert("relationship".into(), json!(rel));
+                    }
+                }
+                "label" | "modalHeading" => {
+                    if let Some(label) = first_string_argument(&m.args) {
+                        entry.insert(if m.name == "label" { "label" } else { "modal_heading" }.into(), json!(label));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !modifier_names.is_empty() {
+            entry.insert("modifiers".into(), json!(modifier_names));
+        }
+        if ty.ends_with("Action") {
+            let placement = calls
+                .enclosing(call.span, &slot_names)
+                .and_then(|s| ACTION_SLOTS.iter().find(|(n, _)| *n == calls.calls[s].name))
+                .map(|(_, p)| *p)
+                .or(default_placement)
+                .unwrap_or("form");
+            let placement = if ty.contains("Bulk") && placement == "toolbar" { "bulk" } else { placement };
+            entry.insert("name".into(), json!(name.clone().unwrap_or_else(|| default_action_name(&ty))));
+            entry.insert("placement".into(), json!(placement));
+            if arguments(&call.args).is_empty() || name.is_none() {
+                entry.insert("default_name".into(), json!(true));
+            }
+            out.actions.push(Value::Object(entry));
+            continue;
+        }
+        let Some(name) = name else { continue };
+        entry.insert("name".into(), json!(name));
+        let list = if ty.ends_with("Column") || ty == "ColumnGroup" {
+            &mut out.columns
+        } else if ty.ends_with("Filter") {
+            &mut out.filters
+        } else if ty.ends_with("Entry") {
+            &mut out.entries
+        } else if LAYOUT.contains(&ty.as_str()) {
+            &mut out.layout
+        } else {
+            &mut out.fields
+        };
+        list.push(Value::Object(entry));
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn schema_chunk(
+    php: &PhpFile<'_>,
+    calls: &Calls,
+    class: &ClassInfo,
+    method: &MethodInfo,
+    kind: &str,
+    parent: &str,
+    owner: &str,
+    resource: Option<&str>,
+    model: Option<&str>,
+) -> ChunkBuilder {
+    let found = components(php, calls, method.span, None);
+    let what = kind.trim_start_matches("filament_");
+    let mut summary = format!("// Filament {what} of {owner}");
+    for (label, list) in [("fields", &found.fields), ("columns", &found.columns), ("filters", &found.filters), ("entries", &found.entries)] {
+        let names = Components::names(list);
+        if !names.is_empty() {
+            summary.push_str(&format!("; {label}: {}", names.join(", ")));
+        }
+    }
+    let actions: Vec<String> = found
+        .actions
+        .iter()
+        .filter_map(|a| Some(format!("{} ({})", a.get("name")?.as_str()?, a.get("placement")?.as_str()?)))
+        .collect();
+    if !actions.is_empty() {
+        summary.push_str(&format!("; actions: {}", actions.join(", ")));
+    }
+    php.method_builder(class, method, kind, parent)
+        .content(format!("{summary}\n{}", php.text(method.span)))
+        .meta_opt("resource", resource.map(str::to_string))
+        .meta_opt("model", model.map(str::to_string))
+        .meta_opt("fields", Some(found.fields))
+        .meta_opt("columns", Some(found.columns))
+        .meta_opt("filters", Some(found.filters))
+        .meta_opt("entries", Some(found.entries))
+        .meta_opt("layout", Some(found.layout))
+        .meta_opt("actions", Some(found.actions))
+        .related_all(resource.map(str::to_string))
+        .related_all(model.map(str::to_string))
+}
+
+fn actions_chunk(
+    php: &PhpFile<'_>,
+    calls: &Calls,
+    class: &ClassInfo,
+    method: &MethodInfo,
+    parent: &str,
+    placement: &str,
+    owner: &str,
+) -> ChunkBuilder {
+    let found = components(php, calls, method.span, Some(placement));
+    let names: Vec<String> = found
+        .actions
+        .iter()
+        .filter_map(|a| Some(format!("{} ({})", a.get("name")?.as_str()?, a.get("type")?.as_str()?)))
+        .collect();
+    php.method_builder(class, method, "filament_actions", parent)
+        .content(format!("// Filament {placement} actions of {owner}: {}\n{}", names.join(", "), php.text(method.span)))
+        .meta("placement", placement)
+        .meta_opt("actions", Some(found.actions))
+}

@@ -1,0 +1,258 @@
+//! A tolerant reader for the object literals Tailwind configurations are
+//! written in (JavaScript or TypeScript).
+//!
+//! The host has no JavaScript grammar yet, so this reads just enough of the
+//! language: object and array literals, strings (including template
+//! literals), numbers, comments, spreads, shorthand members, and anything
+//! else (calls, arrow functions, identifiers) as an opaque expression kept
+//! as source text. It never fails; what it cannot read becomes an expression.
+
+/// A literal value with its byte range.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub value: Value,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// One member of an object literal.
+#[derive(Clone, Debug)]
+pub struct Member {
+    /// The key (`...` for a spread).
+    pub key: String,
+    /// Where the member starts (its key).
+    pub start: usize,
+    pub value: Node,
+}
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Object(Vec<Member>),
+    Array(Vec<Node>),
+    Str(String),
+    /// Numbers, identifiers, calls, functions, spreads: source text.
+    Expr(String),
+}
+
+impl Node {
+    /// The member `key` of an object.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Member> {
+        match &self.value {
+            Value::Object(members) => members.iter().find(|m| m.key == key),
+            _ => None,
+        }
+    }
+
+    /// The value as display text: a string's content, an expression's source.
+    #[must_use]
+    pub fn text(&self) -> String {
+        match &self.value {
+            Value::Str(s) | Value::Expr(s) => s.clone(),
+            Value::Array(items) => items.iter().map(Node::text).collect::<Vec<_>>().join(", "),
+            Value::Object(_) => "{…}".into(),
+        }
+    }
+}
+
+/// Reads source text.
+pub struct Reader<'s> {
+    src: &'s str,
+    b: &'s [u8],
+}
+
+impl<'s> Reader<'s> {
+    #[must_use]
+    pub fn new(src: &'s str) -> Self {
+        Self { src, b: src.as_bytes() }
+    }
+
+    /// Skips whitespace and comments from `i`.
+    #[must_use]
+    pub fn skip(&self, mut i: usize) -> usize {
+        loop {
+            while i < self.b.len() && self.b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if self.src[i..].starts_with("//") {
+                i = self.src[i..].find('\n').map_or(self.b.len(), |e| i + e + 1);
+            } else if self.src[i..].starts_with("/*") {
+                i = self.src[i + 2..].find("*/").map_or(self.b.len(), |e| i + 2 + e + 2);
+            } else {
+                return i;
+            }
+        }
+    }
+
+    /// Reads a value at `i` (after whitespace).
+    #[must_use]
+    pub fn value(&self, i: usize) -> Node {
+        let i = self.skip(i);
+        match self.b.get(i) {
+            Some(b'{') => self.object(i),
+            Some(b'[') => self.array(i),
+            Some(q @ (b'\'' | b'"' | b'`')) => {
+                let end = self.string_end(i, *q);
+                let inner = self.src.get(i + 1..end.saturating_sub(1)).unwrap_or_default();
+                Node { value: Value::Str(inner.to_string()), start: i, end }
+            }
+            _ => {
+                let end = self.expression_end(i);
+                Node { value: Value::Expr(self.src[i..end].trim().to_string()), start: i, end }
+            }
+        }
+    }
+
+    /// Index just past the string starting at `i`.
+    fn string_end(&self, i: usize, quote: u8) -> usize {
+        let mut j = i + 1;
+        while j < self.b.len() {
+            if self.b[j] == b'\\' {
+                j += 2;
+                continue;
+            }
+            if self.b[j] == quote {
+                return j + 1;
+            }
+            j += 1;
+        }
+        self.b.len()
+    }
+
+    /// End of an expression: the next top-level `,`, `}`, `]` or `)` (not consumed).
+    fn expression_end(&self, i: usize) -> usize {
+        let mut depth = 0i32;
+        let mut j = i;
+        while j < self.b.len() {
+            let c = self.b[j];
+            match c {
+                b'\'' | b'"' | b'`' => {
+                    j = self.string_end(j, c);
+                    continue;
+                }
+                b'/' if self.src[j..].starts_with("//") || self.src[j..].starts_with("/*") => {
+                    if depth == 0 {
+                        let trimmed = self.src[i..j].trim_end().len();
+                        return i + trimmed;
+                    }
+                    j = self.skip(j);
+                    continue;
+                }
+                b'{' | b'[' | b'(' => depth += 1,
+                b'}' | b']' | b')' => {
+                    if depth == 0 {
+                        return i + self.src[i..j].trim_end().len();
+                    }
+                    depth -= 1;
+                }
+                b',' | b';' if depth == 0 => return i + self.src[i..j].trim_end().len(),
+                _ => {}
+            }
+            j += 1;
+        }
+        self.b.len()
+    }
+
+    fn array(&self, start: usize) -> Node {
+        let mut items = Vec::new();
+        let mut i = start + 1;
+        loop {
+            i = self.skip(i);
+            match self.b.get(i) {
+                None => return Node { value: Value::Array(items), start, end: self.b.len() },
+                Some(b']') => return Node { value: Value::Array(items), start, end: i + 1 },
+                Some(b',') => i += 1,
+                _ => {
+                    let item = self.value(i);
+                    i = item.end.max(i + 1);
+                    items.push(item);
+                }
+            }
+        }
+    }
+
+    fn object(&self, start: usize) -> Node {
+        let mut members = Vec::new();
+        let mut i = start + 1;
+        loop {
+            i = self.skip(i);
+            match self.b.get(i) {
+                None => return Node { value: Value::Object(members), start, end: self.b.len() },
+                Some(b'}') => return Node { value: Value::Object(members), start, end: i + 1 },
+                Some(b',') => {
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            let member_start = i;
+            if self.src[i..].starts_with("...") {
+                let value = self.value(i);
+                i = value.end.max(i + 3);
+                members.push(Member { key: "...".into(), start: member_start, value });
+                continue;
+            }
+            let (key, after_key) = self.key(i);
+            let j = self.skip(after_key);
+            if self.b.get(j) == Some(&b':') {
+                let value = self.value(j + 1);
+                i = value.end.max(j + 1);
+                members.push(Member { key, start: member_start, value });
+            } else {
+                // Shorthand `forms,` or a method `foo() { ... }`: keep the source.
+                let end = self.expression_end(member_start);
+                let end = end.max(after_key);
+                let text = self.src[member_start..end].trim().to_string();
+                members.push(Member { key, start: member_start, value: Node { value: Value::Expr(text), start: member_start, end } });
+                i = end.max(member_start + 1);
+            }
+        }
+    }
+
+    /// An object key: identifier, string, number or `[computed]`.
+    fn key(&self, i: usize) -> (String, usize) {
+        match self.b.get(i) {
+            Some(q @ (b'\'' | b'"' | b'`')) => {
+                let end = self.string_end(i, *q);
+                (self.src.get(i + 1..end.saturating_sub(1)).unwrap_or_default().to_string(), end)
+            }
+            Some(b'[') => {
+                let end = self.src[i..].find(']').map_or(self.b.len(), |e| i + e + 1);
+                (self.src[i..end].to_string(), end)
+            }
+            _ => {
+                let mut end = i;
+                while end < self.b.len() && (self.b[end].is_ascii_alphanumeric() || matches!(self.b[end], b'_' | b'$' | b'-' | b'.')) {
+                    end += 1;
+                }
+                if end == i {
+                    end = i + 1;
+                }
+                (self.src[i..end].to_string(), end)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_nested_literals_with_comments_spreads_and_calls() {
+        let src = "{ // c\n content: ['./a/**/*.php', \"b\"], theme: { extend: { colors: { brand: { 100: '#fff' }, ink: `#000` }, fontFamily: { sans: ['Inter', ...defaultTheme.fontFamily.sans] } } }, plugins: [require('@tailwindcss/forms'), typography({ x: 1 })], forms, }";
+        let root = Reader::new(src).value(0);
+        let content = &root.get("content").unwrap().value;
+        assert!(matches!(&content.value, Value::Array(items) if items.len() == 2));
+        let extend = &root.get("theme").unwrap().value.get("extend").unwrap().value;
+        let colors = &extend.get("colors").unwrap().value;
+        assert_eq!(colors.get("brand").unwrap().value.get("100").unwrap().value.text(), "#fff");
+        assert_eq!(colors.get("ink").unwrap().value.text(), "#000");
+        let sans = &extend.get("fontFamily").unwrap().value.get("sans").unwrap().value;
+        assert_eq!(sans.text(), "Inter, ...defaultTheme.fontFamily.sans");
+        let plugins = &root.get("plugins").unwrap().value;
+        assert_eq!(plugins.text(), "require('@tailwindcss/forms'), typography({ x: 1 })");
+        assert_eq!(root.get("forms").unwrap().value.text(), "forms");
+        assert_eq!(root.end, src.len());
+    }
+}
