@@ -49,6 +49,7 @@
 //! the CLI; it depends only on `code-intel-core`.
 
 pub mod chunks;
+pub mod embeddings;
 pub mod migrations;
 pub mod queries;
 pub mod tokenize;
