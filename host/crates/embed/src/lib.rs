@@ -1,1 +1,36 @@
-//! Sentence embeddings with candle: BERT-family encoders, tokenizers, model resolution.
+//! Sentence embeddings with candle: BERT-family encoders, tokenizers, model
+//! resolution, and the pipeline that embeds indexed chunks.
+//!
+//! ```no_run
+//! use code_intel_embed::{Encoder, EncoderOptions, ResolveOptions, Role, resolve};
+//! let model = resolve(&ResolveOptions::new(Some("sentence-transformers/all-MiniLM-L6-v2"), None))?;
+//! let encoder = Encoder::load(&model, &EncoderOptions::default())?;
+//! let query = encoder.embed_query("where do users log in")?;
+//! let chunks = encoder.embed(&["def login(user, password): ..."], Role::Passage, &|_, _| {})?;
+//! let score: f32 = query.iter().zip(&chunks[0]).map(|(a, b)| a * b).sum();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! - [`model`]: where the model folder comes from (config, env, caches,
+//!   hf-hub), without ever hanging offline.
+//! - [`encoder`]: the candle BERT encoder: tokenise, length-sorted batches,
+//!   mean pooling, L2 normalisation, e5 prefixes.
+//! - [`service`]: one shared encoder per process, loaded in the background.
+//! - [`pipeline`]: embeds the chunks of the store that have no vector for the
+//!   current model yet, batch by batch, resumable.
+//! - [`text`]: identifier splitting and the text embedded for a chunk.
+//!
+//! Depends on `code-intel-core` and `code-intel-store` only; knows nothing of
+//! the vector index, search or MCP. Never writes to stdout.
+
+pub mod encoder;
+pub mod model;
+pub mod pipeline;
+pub mod service;
+pub mod text;
+
+pub use encoder::{EmbedError, Encoder, EncoderOptions, ModelInfo, ModelKey, Pooling, Role, TEXT_RECIPE_VERSION, normalize};
+pub use model::{DEFAULT_MODEL, MODEL_DIR_ENV, ModelSource, ResolveOptions, ResolvedModel, Unavailable, install, install_hint, models_dir, resolve};
+pub use pipeline::{EmbedProgress, EmbedReport, embed_pending};
+pub use service::{ModelHandle, ModelState};
+pub use text::{chunk_text, split_identifiers};

@@ -1,0 +1,508 @@
+//! The sentence encoder: a BERT-family model (candle-transformers' `BertModel`)
+//! with its `tokenizer.json`, mean (or CLS) pooling and L2 normalisation.
+//!
+//! Throughput comes from three things: texts are tokenised once and sorted by
+//! token length so that each batch holds sequences of nearly equal length (no
+//! padding waste); batches are bounded by a token budget rather than a count;
+//! and each core runs its own batches on a single-thread pool, so the
+//! element-wise work between matrix products (GELU, layer norm, softmax) is
+//! parallel too, not only the matrix products.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokenizers::Tokenizer;
+
+use crate::model::{ModelSource, ResolvedModel, check_model_dir};
+
+/// Version of the text recipe ([`crate::chunk_text`], prefixes, pooling);
+/// part of the model key, so changing the recipe re-embeds everything.
+pub const TEXT_RECIPE_VERSION: u32 = 1;
+
+/// Most padded tokens (sequences x longest sequence) in one forward pass.
+/// Attention memory grows with batch x heads x len²: 4096 tokens at 512
+/// per sequence is 8 x 12 x 512² x 4 B = 100 MB, comfortably in RAM, while at
+/// 128 tokens it gives 32-sequence batches, the size where the matrix
+/// products reach full speed (measured in `benches/embed_throughput.rs`).
+pub const MAX_BATCH_TOKENS: usize = 4096;
+
+/// Most sequences in one forward pass (very short texts: queries, names).
+pub const MAX_BATCH_SEQUENCES: usize = 64;
+
+/// Characters kept per token of the window before tokenising: a word-piece
+/// token of code is rarely longer than this, so cutting the text here never
+/// changes the truncated result but spares tokenising megabytes.
+const MAX_CHARS_PER_TOKEN: usize = 12;
+
+/// Which side of a comparison a text is on (e5 models are trained with
+/// `query: ` and `passage: ` prefixes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A search query or a natural-language description.
+    Query,
+    /// A document: a code chunk, an agreement.
+    Passage,
+}
+
+/// How token vectors become one sentence vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pooling {
+    Mean,
+    Cls,
+}
+
+/// Errors of loading or running a model. Loading errors say which file is
+/// wrong; none of them is a crash.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("model folder {0}: {1}")]
+    Missing(String, String),
+    #[error("model in {dir} is not a usable BERT-family model: {reason}")]
+    Incompatible { dir: String, reason: String },
+    #[error("model in {dir} is corrupt: {reason}")]
+    Corrupt { dir: String, reason: String },
+    #[error("embedding failed: {0}")]
+    Inference(String),
+}
+
+/// The identity of a model's vectors: two encoders with the same key produce
+/// the same vectors, so stored embeddings stay valid.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct ModelKey {
+    /// Display name (hub id or folder name).
+    pub name: String,
+    /// Content fingerprint of the model files plus the text recipe version.
+    pub revision: String,
+}
+
+impl std::fmt::Display for ModelKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{}", self.name, self.revision)
+    }
+}
+
+/// What is known about a loaded model.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelInfo {
+    pub key: ModelKey,
+    pub dir: std::path::PathBuf,
+    pub source: ModelSource,
+    /// Vector dimension.
+    pub dim: usize,
+    /// Tokens per text; longer texts are truncated.
+    pub max_tokens: usize,
+    pub layers: usize,
+    pub pooling: Pooling,
+    /// `query: ` / `passage: ` prefixes are applied.
+    pub e5_prefixes: bool,
+}
+
+/// Options of [`Encoder::load`].
+#[derive(Clone, Debug)]
+pub struct EncoderOptions {
+    /// Worker threads, each with its own single-thread compute pool.
+    /// Default: the available cores.
+    pub workers: usize,
+    /// Cap on tokens per text (below the model's own window).
+    pub max_tokens: Option<usize>,
+}
+
+impl Default for EncoderOptions {
+    fn default() -> Self {
+        Self { workers: std::thread::available_parallelism().map_or(1, std::num::NonZero::get), max_tokens: None }
+    }
+}
+
+/// A loaded sentence encoder. Load once, share (`Arc`), call from any thread.
+pub struct Encoder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    info: ModelInfo,
+    /// One single-thread pool per worker; see the module doc.
+    pools: Vec<rayon::ThreadPool>,
+    device: Device,
+}
+
+#[derive(Deserialize)]
+struct SentenceBertConfig {
+    max_seq_length: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct PoolingConfig {
+    #[serde(default)]
+    pooling_mode_cls_token: bool,
+    #[serde(default)]
+    pooling_mode_mean_tokens: bool,
+}
+
+#[derive(Deserialize)]
+struct ModelTypeProbe {
+    model_type: Option<String>,
+    architectures: Option<Vec<String>>,
+}
+
+/// Is this an e5 model (`intfloat/e5-*`, `multilingual-e5-*`)? Only those get
+/// the `query: `/`passage: ` prefixes.
+#[must_use]
+pub fn is_e5_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|part| part == "e5")
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<Result<T, String>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display())))
+}
+
+impl Encoder {
+    /// Loads the model in `resolved.dir`.
+    ///
+    /// # Errors
+    /// Missing files, a config that is not BERT-family, unreadable weights or
+    /// tokenizer: each with the file at fault.
+    pub fn load(resolved: &ResolvedModel, options: &EncoderOptions) -> Result<Self, EmbedError> {
+        let dir = &resolved.dir;
+        let dir_s = dir.display().to_string();
+        check_model_dir(dir).map_err(|e| EmbedError::Missing(dir_s.clone(), e))?;
+        let incompatible = |reason: String| EmbedError::Incompatible { dir: dir_s.clone(), reason };
+        let corrupt = |reason: String| EmbedError::Corrupt { dir: dir_s.clone(), reason };
+
+        let config_bytes = std::fs::read(dir.join("config.json")).map_err(|e| corrupt(format!("config.json: {e}")))?;
+        let probe: ModelTypeProbe = serde_json::from_slice(&config_bytes).map_err(|e| corrupt(format!("config.json: {e}")))?;
+        let model_type = probe.model_type.unwrap_or_else(|| "bert".to_string());
+        if model_type != "bert" {
+            return Err(incompatible(format!(
+                "config.json model_type is \"{model_type}\"; only \"bert\" models (e.g. all-MiniLM-L6-v2, multilingual-e5-small, bge-small) are supported"
+            )));
+        }
+        if let Some(archs) = probe.architectures
+            && !archs.iter().any(|a| a.starts_with("Bert"))
+        {
+            return Err(incompatible(format!("config.json architectures {archs:?} are not BERT")));
+        }
+        let config: BertConfig = serde_json::from_slice(&config_bytes).map_err(|e| incompatible(format!("config.json: {e}")))?;
+        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+            return Err(incompatible(format!(
+                "config.json hidden_size {} is not a multiple of num_attention_heads {}",
+                config.hidden_size, config.num_attention_heads
+            )));
+        }
+
+        let tokenizer_bytes = std::fs::read(dir.join("tokenizer.json")).map_err(|e| corrupt(format!("tokenizer.json: {e}")))?;
+        let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| corrupt(format!("tokenizer.json: {e}")))?;
+        let vocab = tokenizer.get_vocab_size(true);
+        if vocab > config.vocab_size {
+            return Err(incompatible(format!(
+                "tokenizer.json has {vocab} tokens but the model's vocab_size is {}: tokenizer and weights do not belong together",
+                config.vocab_size
+            )));
+        }
+
+        let st_max = match read_json::<SentenceBertConfig>(&dir.join("sentence_bert_config.json")) {
+            Some(Ok(c)) => c.max_seq_length,
+            Some(Err(e)) => return Err(corrupt(e)),
+            None => None,
+        };
+        let mut max_tokens = st_max.unwrap_or(config.max_position_embeddings).min(config.max_position_embeddings);
+        if let Some(cap) = options.max_tokens {
+            max_tokens = max_tokens.min(cap.max(8));
+        }
+        let pooling = match read_json::<PoolingConfig>(&dir.join("1_Pooling/config.json")) {
+            Some(Ok(p)) if p.pooling_mode_cls_token && !p.pooling_mode_mean_tokens => Pooling::Cls,
+            Some(Err(e)) => return Err(corrupt(e)),
+            _ => Pooling::Mean,
+        };
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(tokenizers::TruncationParams { max_length: max_tokens, ..Default::default() }))
+            .map_err(|e| incompatible(format!("tokenizer.json truncation: {e}")))?;
+
+        let weights = std::fs::read(dir.join("model.safetensors")).map_err(|e| corrupt(format!("model.safetensors: {e}")))?;
+        let mut hasher = Sha256::new();
+        for part in [&config_bytes, &tokenizer_bytes, &weights] {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part);
+        }
+        let fingerprint: String = hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+
+        let device = Device::Cpu;
+        // candle's loaders validate as they go but a malformed file could
+        // still trip an assertion deep inside; never let that take the host down.
+        let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<BertModel, String> {
+            let tensors = candle_core::safetensors::load_buffer(&weights, &device).map_err(|e| format!("model.safetensors: {e}"))?;
+            drop(weights);
+            let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
+            BertModel::load(vb, &config).map_err(|e| format!("model.safetensors does not fit config.json: {e}"))
+        }))
+        .map_err(|_| corrupt("model.safetensors: loading panicked".to_string()))?
+        .map_err(corrupt)?;
+
+        let workers = options.workers.max(1);
+        let pools = (0..workers)
+            .map(|i| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .thread_name(move |_| format!("code-intel-embed-{i}"))
+                    .build()
+                    .map_err(|e| EmbedError::Inference(format!("cannot start embedding threads: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let e5_prefixes = is_e5_name(&resolved.name) || is_e5_name(&dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        let info = ModelInfo {
+            key: ModelKey { name: resolved.name.clone(), revision: format!("{fingerprint}.r{TEXT_RECIPE_VERSION}") },
+            dir: dir.clone(),
+            source: resolved.source,
+            dim: config.hidden_size,
+            max_tokens,
+            layers: config.num_hidden_layers,
+            pooling,
+            e5_prefixes,
+        };
+        tracing::info!(model = %info.key, dim = info.dim, max_tokens, workers, "embedding model loaded");
+        Ok(Self { model, tokenizer, info, pools, device })
+    }
+
+    #[must_use]
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    #[must_use]
+    pub fn dim(&self) -> usize {
+        self.info.dim
+    }
+
+    /// Embeds one query (with the e5 `query: ` prefix where it applies).
+    ///
+    /// # Errors
+    /// Tokenisation or inference failure.
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut v = self.embed(&[text], Role::Query, &|_, _| {})?;
+        Ok(v.pop().unwrap_or_default())
+    }
+
+    /// Embeds texts; vectors come back in input order, L2-normalised.
+    /// `progress(done, total)` is called after every batch.
+    ///
+    /// # Errors
+    /// Tokenisation or inference failure.
+    pub fn embed(&self, texts: &[&str], role: Role, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(self.embed_counted(texts, role, progress)?.0)
+    }
+
+    /// Like [`Encoder::embed`], also returning the number of real (unpadded)
+    /// tokens processed, for throughput figures.
+    ///
+    /// # Errors
+    /// Tokenisation or inference failure.
+    pub fn embed_counted(
+        &self,
+        texts: &[&str],
+        role: Role,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<(Vec<Vec<f32>>, usize), EmbedError> {
+        if texts.is_empty() {
+            return Ok((Vec::new(), 0));
+        }
+        let encodings = self.tokenize(texts, role)?;
+        let tokens: usize = encodings.iter().map(Vec::len).sum();
+        let batches = plan_batches(&encodings);
+        let total = texts.len();
+        let done = AtomicUsize::new(0);
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<Vec<f32>>>> = Mutex::new(vec![None; total]);
+        let failure: Mutex<Option<EmbedError>> = Mutex::new(None);
+        let worker = |pool: &rayon::ThreadPool| {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(batch) = batches.get(i) else { break };
+                if failure.lock().is_ok_and(|f| f.is_some()) {
+                    break;
+                }
+                match pool.install(|| self.forward(batch, &encodings)) {
+                    Ok(vectors) => {
+                        if let Ok(mut r) = results.lock() {
+                            for (&index, v) in batch.iter().zip(vectors) {
+                                r[index] = Some(v);
+                            }
+                        }
+                        let d = done.fetch_add(batch.len(), Ordering::Relaxed) + batch.len();
+                        progress(d, total);
+                    }
+                    Err(e) => {
+                        if let Ok(mut f) = failure.lock() {
+                            f.get_or_insert(e);
+                        }
+                        break;
+                    }
+                }
+            }
+        };
+        let workers = self.pools.len().min(batches.len()).max(1);
+        std::thread::scope(|s| {
+            for pool in &self.pools[1..workers] {
+                s.spawn(|| worker(pool));
+            }
+            worker(&self.pools[0]);
+        });
+        if let Some(e) = failure.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        let vectors = results
+            .into_inner()
+            .map_err(|_| EmbedError::Inference("a worker panicked".to_string()))?
+            .into_iter()
+            .map(|v| v.ok_or_else(|| EmbedError::Inference("a text was not embedded".to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((vectors, tokens))
+    }
+
+    /// Number of tokens `text` takes (after truncation), for sizing and stats.
+    ///
+    /// # Errors
+    /// Tokenisation failure.
+    pub fn count_tokens(&self, text: &str, role: Role) -> Result<usize, EmbedError> {
+        Ok(self.tokenize(&[text], role)?.first().map_or(0, Vec::len))
+    }
+
+    fn tokenize(&self, texts: &[&str], role: Role) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let max_chars = self.info.max_tokens * MAX_CHARS_PER_TOKEN;
+        let prefix = match (self.info.e5_prefixes, role) {
+            (true, Role::Query) => "query: ",
+            (true, Role::Passage) => "passage: ",
+            (false, _) => "",
+        };
+        let inputs: Vec<String> = texts
+            .iter()
+            .map(|t| {
+                let cut = t.char_indices().nth(max_chars).map_or(*t, |(i, _)| &t[..i]);
+                format!("{prefix}{cut}")
+            })
+            .collect();
+        // The global pool: tokenising is parallel over texts, on every core.
+        let encodings = self
+            .tokenizer
+            .encode_batch_fast(inputs, true)
+            .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
+        Ok(encodings.into_iter().map(|e| e.get_ids().to_vec()).collect())
+    }
+
+    /// One forward pass over `batch` (indices into `encodings`), returning a
+    /// normalised vector per index.
+    fn forward(&self, batch: &[usize], encodings: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let err = |e: candle_core::Error| EmbedError::Inference(e.to_string());
+        let n = batch.len();
+        let len = batch.iter().map(|&i| encodings[i].len()).max().unwrap_or(1).max(1);
+        let mut ids = vec![0u32; n * len];
+        let mut mask = vec![0u32; n * len];
+        for (row, &i) in batch.iter().enumerate() {
+            let e = &encodings[i];
+            ids[row * len..row * len + e.len()].copy_from_slice(e);
+            mask[row * len..row * len + e.len()].fill(1);
+        }
+        let ids_t = Tensor::from_vec(ids, (n, len), &self.device).map_err(err)?;
+        let mask_t = Tensor::from_vec(mask.clone(), (n, len), &self.device).map_err(err)?;
+        let types = ids_t.zeros_like().map_err(err)?;
+        let hidden = self.model.forward(&ids_t, &types, Some(&mask_t)).map_err(err)?;
+        let hidden: Vec<f32> = hidden.flatten_all().and_then(|t| t.to_vec1()).map_err(err)?;
+        let dim = self.info.dim;
+        let mut out = Vec::with_capacity(n);
+        for row in 0..n {
+            let mut v = vec![0f32; dim];
+            match self.info.pooling {
+                Pooling::Cls => v.copy_from_slice(&hidden[row * len * dim..row * len * dim + dim]),
+                Pooling::Mean => {
+                    let mut count = 0f32;
+                    for t in 0..len {
+                        if mask[row * len + t] == 1 {
+                            count += 1.0;
+                            let h = &hidden[(row * len + t) * dim..(row * len + t + 1) * dim];
+                            for (a, b) in v.iter_mut().zip(h) {
+                                *a += b;
+                            }
+                        }
+                    }
+                    for a in &mut v {
+                        *a /= count.max(1.0);
+                    }
+                }
+            }
+            normalize(&mut v);
+            out.push(v);
+        }
+        Ok(out)
+    }
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        for x in v {
+            *x /= norm;
+        }
+    }
+}
+
+/// Groups text indices into batches of similar token length: sorted by
+/// length, cut when the padded size would pass [`MAX_BATCH_TOKENS`] or the
+/// count [`MAX_BATCH_SEQUENCES`]. Longest first, so the biggest allocation
+/// happens at once and later batches reuse the memory.
+fn plan_batches(encodings: &[Vec<u32>]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..encodings.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].len()));
+    let mut batches = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    let mut current_max = 0usize;
+    for i in order {
+        let len = encodings[i].len().max(1);
+        let new_max = current_max.max(len);
+        if !current.is_empty() && (new_max * (current.len() + 1) > MAX_BATCH_TOKENS || current.len() >= MAX_BATCH_SEQUENCES) {
+            batches.push(std::mem::take(&mut current));
+            current_max = 0;
+        }
+        current_max = current_max.max(len);
+        current.push(i);
+    }
+    if !current.is_empty() {
+        batches.push(current);
+    }
+    batches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_respect_budget_and_group_lengths() {
+        let enc: Vec<Vec<u32>> = [5usize, 500, 7, 130, 128, 6, 512, 129].iter().map(|&n| vec![1; n]).collect();
+        let batches = plan_batches(&enc);
+        let mut seen: Vec<usize> = batches.iter().flatten().copied().collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..enc.len()).collect::<Vec<_>>());
+        for b in &batches {
+            let max = b.iter().map(|&i| enc[i].len()).max().unwrap();
+            assert!(max * b.len() <= MAX_BATCH_TOKENS || b.len() == 1);
+        }
+        // Longest first.
+        assert_eq!(batches[0][0], 6);
+    }
+
+    #[test]
+    fn e5_names() {
+        assert!(is_e5_name("intfloat/multilingual-e5-small"));
+        assert!(is_e5_name("e5-base-v2"));
+        assert!(!is_e5_name("all-MiniLM-L6-v2"));
+        assert!(!is_e5_name("bge-small-en-v1.5"));
+    }
+}
