@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod chunk;
+mod model;
 mod plugin;
 
 #[derive(Parser)]
@@ -21,6 +22,8 @@ enum Command {
     Plugin(plugin::PluginArgs),
     /// Show the chunks the loaded plugins make of one file.
     Chunk(chunk::ChunkArgs),
+    /// Show the embedding model semantic search uses, or install one from a local folder.
+    Model(model::ModelArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -28,5 +31,6 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Plugin(args) => plugin::run(&args),
         Command::Chunk(args) => chunk::run(&args),
+        Command::Model(args) => model::run(&args),
     }
 }

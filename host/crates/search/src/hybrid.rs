@@ -1,0 +1,437 @@
+//! One entry point for ranked chunk search: `lexical`, `semantic` or
+//! `hybrid`, with the map-first short-circuit, filters before top-k and a
+//! confidence floor.
+//!
+//! Hybrid ranking is the seeds' weighted sum (config `search_weights`,
+//! default vector 0.4, keyword 0.2, definition 0.3, reference 0.1) over
+//! candidates from both arms, keyed by chunk (one chunk = one span):
+//! - vector: cosine similarity of query and chunk (0 when the vector arm
+//!   did not find the chunk);
+//! - keyword: the chunk's BM25 relative to the best lexical hit;
+//! - definition: the chunk defines what the query names (the identifier
+//!   itself, or every word of the chunk's name appears in the query);
+//! - reference: how many other chunks mention the chunk's name (saturating
+//!   at [`REFERENCE_SATURATION`]).
+//!
+//! Every hit says which arms found it. A hit is confident when its vector
+//! similarity reaches [`VECTOR_CONFIDENCE_FLOOR`], when it contains every
+//! query word, or when it defines the identifier searched for; when no hit
+//! is confident the answer is "no confident match" and no hits, rather than
+//! random code.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use code_intel_core::config::SearchWeights;
+use code_intel_store::Store;
+use code_intel_store::tokenize::{query_words, split_identifier};
+
+use crate::lexical::{LexicalHit, LexicalQuery};
+use serde::Serialize;
+
+use crate::semantic::{
+    Collection, Filters, ForestHit, MAP_HINT_SCORE, MAP_HINTS, MAP_SHORT_CIRCUIT_SCORE, MODEL_WAIT, MapHit, SearchError,
+    VECTOR_CONFIDENCE_FLOOR, VectorSearch, VectorStatus,
+};
+
+/// Reference counts at or above this give the full reference signal: a
+/// symbol used from 20 places is central; more says little more.
+pub const REFERENCE_SATURATION: f64 = 20.0;
+
+/// Candidates taken from each arm per requested result: fusion needs more
+/// than the final `n` from each side to reorder well.
+const CANDIDATES_PER_RESULT: usize = 5;
+
+/// At least this many candidates per arm.
+const MIN_CANDIDATES: usize = 50;
+
+/// Most results a single search returns.
+pub const MAX_RESULTS: usize = 100;
+
+/// Ranking mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Lexical,
+    Semantic,
+    Hybrid,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "lexical" => Ok(Self::Lexical),
+            "semantic" => Ok(Self::Semantic),
+            "hybrid" => Ok(Self::Hybrid),
+            other => Err(format!("unknown search mode \"{other}\" (lexical, semantic or hybrid)")),
+        }
+    }
+}
+
+/// A search request.
+#[derive(Clone, Debug)]
+pub struct SearchRequest {
+    pub query: String,
+    /// `None`: hybrid when a model is available, else lexical.
+    pub mode: Option<Mode>,
+    pub collection: Collection,
+    pub n_results: usize,
+    pub filters: Filters,
+    pub weights: SearchWeights,
+    /// How long to wait for a loading model.
+    pub model_wait: Duration,
+}
+
+impl SearchRequest {
+    /// A request with defaults: auto mode and collection, 10 results.
+    #[must_use]
+    pub fn new(query: impl Into<String>) -> Self {
+        Self {
+            query: query.into(),
+            mode: None,
+            collection: Collection::Auto,
+            n_results: 10,
+            filters: Filters::default(),
+            weights: SearchWeights::default(),
+            model_wait: MODEL_WAIT,
+        }
+    }
+}
+
+/// Which arm found a hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arm {
+    Lexical,
+    Vector,
+}
+
+/// One ranked chunk.
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchHit {
+    pub file: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub kind: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qualified_name: Option<String>,
+    /// Final score (0-1 in hybrid and semantic mode).
+    pub score: f64,
+    pub arms: Vec<Arm>,
+    /// Cosine similarity, when the vector arm found the chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_score: Option<f32>,
+    /// Keyword (BM25) score, when the lexical arm found the chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keyword_score: Option<f64>,
+    #[serde(skip)]
+    pub rowid: i64,
+    #[serde(skip)]
+    confident: bool,
+}
+
+/// The answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchResponse {
+    pub query: String,
+    /// The mode actually used (semantic degrades to lexical without a model).
+    pub mode: Mode,
+    /// `ready`, `partial: N%`, `initializing`, `unavailable: <reason>`.
+    pub vector_search: String,
+    /// A map hit answered the query; the forest was not searched.
+    pub short_circuit: bool,
+    pub hits: Vec<SearchHit>,
+    /// With `short_circuit`: the answer. Otherwise: hints from past sessions.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub map_hits: Vec<MapHit>,
+    pub no_confident_match: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Runs a search. `vectors` is `None` when the caller has no vector context
+/// (then only lexical search is possible and the response says why).
+///
+/// # Errors
+/// Empty query, invalid filters, SQLite errors, inference failure.
+pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchRequest) -> Result<SearchResponse, SearchError> {
+    let query = request.query.trim();
+    if query.is_empty() {
+        return Err(SearchError::BadFilter("query is empty: give words or an identifier to search for".to_string()));
+    }
+    let n = request.n_results.clamp(1, MAX_RESULTS);
+    // Validate the glob before any work.
+    let _ = request.filters.path_matcher()?;
+    let candidates = (n * CANDIDATES_PER_RESULT).max(MIN_CANDIDATES);
+
+    let wants_vectors = request.mode != Some(Mode::Lexical) || request.collection == Collection::Map;
+    let status = match vectors {
+        None => VectorStatus::Unavailable("no vector index in this context".to_string()),
+        Some(v) if wants_vectors => v.status(store, request.model_wait)?,
+        Some(v) => v.status(store, Duration::ZERO)?,
+    };
+    let encoder = match (vectors, status.usable() && wants_vectors) {
+        (Some(v), true) => v.encoder(Duration::ZERO).0,
+        _ => None,
+    };
+    let mode = match (request.mode, &encoder) {
+        (Some(Mode::Lexical), _) | (_, None) => Mode::Lexical,
+        (Some(m), Some(_)) => m,
+        (None, Some(_)) => Mode::Hybrid,
+    };
+    let mut response = SearchResponse {
+        query: query.to_string(),
+        mode,
+        vector_search: status.to_string(),
+        short_circuit: false,
+        hits: Vec::new(),
+        map_hits: Vec::new(),
+        no_confident_match: false,
+        message: None,
+    };
+    if encoder.is_none() && request.mode.is_some_and(|m| m != Mode::Lexical) {
+        response.message = Some(format!("vector search is {status}; answered with lexical search. {}", status_hint(&status)));
+    }
+
+    let mut vector_hits: Vec<ForestHit> = Vec::new();
+    if let (Some(encoder), Some(v)) = (&encoder, vectors) {
+        let qv = VectorSearch::embed_query(encoder, query)?;
+        if request.collection != Collection::Forest {
+            let map_hits = v.search_map(store, encoder, &qv, n.max(MAP_HINTS))?;
+            match request.collection {
+                Collection::Map => {
+                    response.map_hits = map_hits.into_iter().filter(|h| h.score >= VECTOR_CONFIDENCE_FLOOR).take(n).collect();
+                    response.no_confident_match = response.map_hits.is_empty();
+                    if response.no_confident_match {
+                        response.message = Some("no confident match in the map (no agreement is about this)".to_string());
+                    }
+                    return Ok(response);
+                }
+                _ if map_hits.first().is_some_and(|h| h.score >= MAP_SHORT_CIRCUIT_SCORE) => {
+                    response.short_circuit = true;
+                    response.map_hits = map_hits.into_iter().filter(|h| h.score >= MAP_SHORT_CIRCUIT_SCORE).take(n).collect();
+                    response.message = Some(format!(
+                        "answered from the map (an agreement scored >= {MAP_SHORT_CIRCUIT_SCORE}); verify its symbols with find_definitions"
+                    ));
+                    return Ok(response);
+                }
+                _ => response.map_hits = map_hits.into_iter().filter(|h| h.score >= MAP_HINT_SCORE).take(MAP_HINTS).collect(),
+            }
+        }
+        if mode != Mode::Lexical {
+            vector_hits = v.search_forest(store, encoder, &qv, candidates, &request.filters)?;
+        }
+    } else if request.collection == Collection::Map {
+        response.no_confident_match = true;
+        response.message = Some(format!("the map needs vector search, which is {status}. {}", status_hint(&status)));
+        return Ok(response);
+    }
+
+    let lexical = if mode == Mode::Semantic { Vec::new() } else { lexical_hits(store, query, &request.filters, candidates)? };
+    let mut hits = match mode {
+        Mode::Lexical => lexical_only(lexical),
+        Mode::Semantic => vector_hits.into_iter().map(|h| vector_only(h)).collect(),
+        Mode::Hybrid => fuse(store, query, vector_hits, lexical, &request.weights, n)?,
+    };
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.file.cmp(&b.file)).then(a.start_line.cmp(&b.start_line)));
+    let any_confident = hits.iter().any(|h| h.confident);
+    if any_confident {
+        hits.retain(|h| h.confident);
+        hits.truncate(n);
+        response.hits = hits;
+    } else {
+        response.no_confident_match = true;
+        let best = hits.first().and_then(|h| h.vector_score);
+        response.message = Some(match best {
+            Some(s) => format!(
+                "no confident match: the closest chunk scored {s:.2}, below the confidence floor {VECTOR_CONFIDENCE_FLOOR}; try other words or search_text"
+            ),
+            None => "no confident match: no chunk contains these words; try other words, an identifier, or search_text".to_string(),
+        });
+    }
+    Ok(response)
+}
+
+fn status_hint(status: &VectorStatus) -> String {
+    match status {
+        VectorStatus::Initializing => "The model is loading; retry in a few seconds.".to_string(),
+        VectorStatus::Unavailable(_) => code_intel_embed::install_hint(),
+        _ => String::new(),
+    }
+}
+
+fn vector_only(h: ForestHit) -> SearchHit {
+    SearchHit {
+        file: h.path,
+        start_line: h.start_line,
+        end_line: h.end_line,
+        kind: h.kind,
+        name: h.name,
+        qualified_name: h.qualified_name,
+        score: f64::from(h.score),
+        arms: vec![Arm::Vector],
+        vector_score: Some(h.score),
+        keyword_score: None,
+        rowid: h.rowid,
+        confident: h.score >= VECTOR_CONFIDENCE_FLOOR,
+    }
+}
+
+/// The lexical arm: [`crate::lexical::search`] (all words ANDed, then
+/// any-word matches), filters applied before the cut.
+fn lexical_hits(store: &Store, query: &str, filters: &Filters, limit: usize) -> Result<Vec<LexicalHit>, SearchError> {
+    let q = LexicalQuery {
+        text: query,
+        path_glob: filters.path_glob.as_deref(),
+        kinds: filters.kinds.clone(),
+        limit,
+    };
+    crate::lexical::search(store, &q).map_err(|e| match e {
+        crate::lexical::LexicalError::Store(e) => SearchError::Store(e),
+        other => SearchError::BadFilter(other.to_string()),
+    })
+}
+
+/// Lexical-mode hits: scores relative to the best. Hits containing every
+/// word (or naming the identifier) are confident; any-word matches only
+/// when nothing matches every word (lexical mode has no similarity to judge
+/// them by).
+fn lexical_only(hits: Vec<LexicalHit>) -> Vec<SearchHit> {
+    let best = hits.iter().map(|h| h.score).fold(0.0f64, f64::max).max(f64::MIN_POSITIVE);
+    let only_partial = !hits.iter().any(|h| h.all_words || h.exact);
+    hits.into_iter()
+        .map(|h| {
+            let confident = h.all_words || h.exact || only_partial;
+            let mut hit = lexical_hit(h);
+            hit.score = hit.keyword_score.unwrap_or(0.0) / best;
+            hit.confident = confident;
+            hit
+        })
+        .collect()
+}
+
+fn lexical_hit(h: LexicalHit) -> SearchHit {
+    SearchHit {
+        file: h.path,
+        start_line: h.start_line,
+        end_line: h.end_line,
+        kind: h.kind,
+        name: h.name,
+        qualified_name: h.qualified_name,
+        score: h.score,
+        arms: vec![Arm::Lexical],
+        vector_score: None,
+        keyword_score: Some(h.score),
+        rowid: h.chunk_rowid,
+        confident: h.all_words || h.exact,
+    }
+}
+
+/// Words of the query, lower-cased, identifiers split too.
+fn query_terms(query: &str) -> std::collections::HashSet<String> {
+    let mut terms = std::collections::HashSet::new();
+    for word in query_words(query) {
+        terms.insert(word.to_lowercase());
+        for part in split_identifier(word) {
+            terms.insert(part.to_lowercase());
+        }
+    }
+    terms
+}
+
+/// Does the chunk's name consist of query words (`compute_order_total` for
+/// "how is the order total computed" does not; for "compute order total" it does)?
+fn name_in_query(name: &str, terms: &std::collections::HashSet<String>) -> bool {
+    let parts: Vec<String> = split_identifier(name).iter().map(|p| p.to_lowercase()).filter(|p| p.len() > 1).collect();
+    !parts.is_empty() && parts.iter().all(|p| terms.contains(p))
+}
+
+fn fuse(
+    store: &Store,
+    query: &str,
+    vector_hits: Vec<ForestHit>,
+    lexical: Vec<LexicalHit>,
+    weights: &SearchWeights,
+    n: usize,
+) -> Result<Vec<SearchHit>, SearchError> {
+    let terms = query_terms(query);
+    let best_kw = lexical.iter().map(|h| h.score).fold(0.0f64, f64::max).max(f64::MIN_POSITIVE);
+    let mut by_chunk: HashMap<i64, SearchHit> = HashMap::new();
+    let mut exact_def: HashMap<i64, bool> = HashMap::new();
+    for h in lexical {
+        exact_def.insert(h.chunk_rowid, h.exact);
+        let hit = lexical_hit(h);
+        by_chunk.insert(hit.rowid, hit);
+    }
+    for h in vector_hits {
+        let score = h.score;
+        match by_chunk.get_mut(&h.rowid) {
+            Some(hit) => {
+                hit.arms.push(Arm::Vector);
+                hit.vector_score = Some(score);
+                hit.confident |= score >= VECTOR_CONFIDENCE_FLOOR;
+            }
+            None => {
+                by_chunk.insert(h.rowid, vector_only(h));
+            }
+        }
+    }
+    let total = (weights.vector + weights.keyword + weights.definition + weights.reference).max(f64::MIN_POSITIVE);
+    let mut hits: Vec<SearchHit> = by_chunk
+        .into_values()
+        .map(|mut hit| {
+            let vector = f64::from(hit.vector_score.unwrap_or(0.0).max(0.0));
+            let keyword = hit.keyword_score.map_or(0.0, |s| s / best_kw);
+            let definition = if exact_def.get(&hit.rowid).copied().unwrap_or(false) || name_in_query(&hit.name, &terms) { 1.0 } else { 0.0 };
+            hit.score = (weights.vector * vector + weights.keyword * keyword + weights.definition * definition) / total;
+            hit
+        })
+        .collect();
+    // The reference signal costs one full-text count per chunk: only for the
+    // hits that can still make the cut.
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    if weights.reference > 0.0 {
+        for hit in hits.iter_mut().take(n * 2) {
+            let refs = reference_count(store, &hit.name)?;
+            hit.score += weights.reference * (refs / REFERENCE_SATURATION).min(1.0) / total;
+        }
+    }
+    Ok(hits)
+}
+
+/// Chunks other than the definition that mention `name` as a word.
+fn reference_count(store: &Store, name: &str) -> Result<f64, SearchError> {
+    if name.chars().count() < 3 || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return Ok(0.0);
+    }
+    let count: i64 = store
+        .conn()
+        .prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")
+        .and_then(|mut s| s.query_row([format!("content:\"{name}\"")], |r| r.get(0)))
+        .map_err(code_intel_store::StoreError::from)?;
+    // Counts are small: exact in f64.
+    #[allow(clippy::cast_precision_loss)]
+    let refs = (count - 1).max(0) as f64;
+    Ok(refs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_made_of_query_words_are_definitions() {
+        let terms = query_terms("where is computeOrderTotal, the order total");
+        assert!(name_in_query("compute_order_total", &terms));
+        assert!(name_in_query("OrderTotal", &terms));
+        assert!(!name_in_query("login", &terms));
+    }
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!("hybrid".parse::<Mode>(), Ok(Mode::Hybrid));
+        assert!("fuzzy".parse::<Mode>().unwrap_err().contains("lexical"));
+    }
+}

@@ -1,0 +1,439 @@
+//! Semantic (vector) search over the two collections: **forest** (code
+//! chunks) and **map** (agreements learned from successful sessions).
+//!
+//! [`VectorSearch`] is the per-repository context the CLI and the MCP server
+//! keep for the life of the process: the model handle, and the vector
+//! indexes derived from the store, kept in step with it by the store's
+//! vector generation (see `code_intel_store::embeddings`).
+//!
+//! With `collection = auto` the map is searched first; a map hit scoring at
+//! least [`MAP_SHORT_CIRCUIT_SCORE`] short-circuits the forest (the map hit
+//! and its symbols are returned with `short_circuit: true`); otherwise the
+//! forest is searched and map hits come along as hints.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use code_intel_embed::{Encoder, ModelHandle, ModelState};
+use code_intel_store::embeddings::{EmbeddingModel, StoredMapEntry, VectorPoint};
+use code_intel_store::{Store, StoreError};
+use code_intel_vector::{Hit, VectorIndex, hash64};
+use serde::Serialize;
+
+/// A map hit at or above this cosine similarity answers the query on its
+/// own (seed v3.9 "short-circuit": score >= 0.7 skips the forest).
+pub const MAP_SHORT_CIRCUIT_SCORE: f32 = 0.7;
+
+/// Map hits at or above this similarity are passed along as hints when the
+/// forest is searched: below it an agreement is about something else.
+pub const MAP_HINT_SCORE: f32 = 0.5;
+
+/// Most map hints returned with forest results.
+pub const MAP_HINTS: usize = 3;
+
+/// A vector hit below this cosine similarity is not a confident match.
+/// Measured with all-MiniLM-L6-v2 on `fixtures/semantic-app`: the right
+/// chunk for a real question scores 0.35-0.6, the best chunk for gibberish
+/// or an unrelated topic 0.05-0.2.
+pub const VECTOR_CONFIDENCE_FLOOR: f32 = 0.28;
+
+/// How long a query waits for a model that is still loading before it
+/// answers without vectors (and says `initializing`).
+pub const MODEL_WAIT: Duration = Duration::from_secs(3);
+
+/// Graph maintenance a query may do inline (points inserted into the HNSW
+/// graph, ~1 ms each); bigger jobs wait for [`VectorSearch::sync`] and the
+/// query scans the points not yet in the graph.
+const INLINE_GRAPH_WORK: usize = 256;
+
+/// Which collection to search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Collection {
+    /// Map first, forest unless the map short-circuits.
+    #[default]
+    Auto,
+    Map,
+    Forest,
+}
+
+/// Filters applied before the top `k` is taken.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    /// Repo-relative path glob (`app/**/*.py`).
+    pub path_glob: Option<String>,
+    /// Chunk kinds (empty: all).
+    pub kinds: Vec<String>,
+}
+
+impl Filters {
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.path_glob.is_none() && self.kinds.is_empty()
+    }
+
+    /// The path predicate of the glob.
+    ///
+    /// # Errors
+    /// An invalid glob, with the reason.
+    pub fn path_matcher(&self) -> Result<Box<dyn Fn(&str) -> bool + Send + Sync>, SearchError> {
+        match &self.path_glob {
+            None => Ok(Box::new(|_| true)),
+            Some(glob) => {
+                let matcher = crate::lexical::path_matcher(glob).map_err(|e| SearchError::BadFilter(e.to_string()))?;
+                Ok(Box::new(move |path: &str| matcher.is_match(path)))
+            }
+        }
+    }
+}
+
+/// Errors of a search.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    BadFilter(String),
+    #[error("embedding the query failed: {0}")]
+    Embed(String),
+}
+
+/// A map (agreement) hit.
+#[derive(Clone, Debug, Serialize)]
+pub struct MapHit {
+    pub key: String,
+    pub text: String,
+    pub symbols: Vec<String>,
+    pub files: Vec<String>,
+    pub score: f32,
+}
+
+/// A vector hit in the forest, with the chunk's place.
+#[derive(Clone, Debug, Serialize)]
+pub struct ForestHit {
+    pub rowid: i64,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub kind: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qualified_name: Option<String>,
+    pub score: f32,
+}
+
+/// How usable vector search is right now: `ready`, `partial: N%`,
+/// `initializing`, or `unavailable: <reason>`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
+pub enum VectorStatus {
+    Ready,
+    /// Embedding is under way; the number is the embedded share (0-99).
+    Partial(u8),
+    /// The model is still loading.
+    Initializing,
+    Unavailable(String),
+}
+
+impl VectorStatus {
+    /// Can vector results be given at all?
+    #[must_use]
+    pub fn usable(&self) -> bool {
+        matches!(self, Self::Ready | Self::Partial(_))
+    }
+}
+
+impl std::fmt::Display for VectorStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Ready => f.write_str("ready"),
+            Self::Partial(p) => write!(f, "partial: {p}%"),
+            Self::Initializing => f.write_str("initializing"),
+            Self::Unavailable(reason) => write!(f, "unavailable: {reason}"),
+        }
+    }
+}
+
+impl From<VectorStatus> for String {
+    fn from(s: VectorStatus) -> Self {
+        s.to_string()
+    }
+}
+
+struct Collections {
+    model: EmbeddingModel,
+    key: String,
+    generation: i64,
+    forest: VectorIndex,
+    map: VectorIndex,
+}
+
+/// The vector side of search for one repository. Cheap to share (`Arc`);
+/// every method takes the store it should read.
+pub struct VectorSearch {
+    model: ModelHandle,
+    /// `.code-intel/vectors`; `None`: never persist (tests, read-only use).
+    dir: Option<PathBuf>,
+    loaded: Mutex<Option<Collections>>,
+}
+
+/// Folder of the vector snapshots under a repository's state folder.
+#[must_use]
+pub fn vectors_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("vectors")
+}
+
+impl VectorSearch {
+    /// A context over `model`, persisting graph snapshots under `dir`.
+    #[must_use]
+    pub fn new(model: ModelHandle, dir: Option<PathBuf>) -> Self {
+        Self { model, dir, loaded: Mutex::new(None) }
+    }
+
+    #[must_use]
+    pub fn model(&self) -> &ModelHandle {
+        &self.model
+    }
+
+    /// The encoder, waiting up to `wait` for a loading model.
+    #[must_use]
+    pub fn encoder(&self, wait: Duration) -> (Option<Arc<Encoder>>, ModelState) {
+        let state = self.model.wait(wait);
+        (state.encoder().cloned(), state)
+    }
+
+    /// Vector search status for `store`, waiting up to `wait` for the model.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn status(&self, store: &Store, wait: Duration) -> Result<VectorStatus, StoreError> {
+        let state = self.model.wait(wait);
+        Ok(match &state {
+            ModelState::Loading => VectorStatus::Initializing,
+            ModelState::Unavailable(reason) => VectorStatus::Unavailable(reason.clone()),
+            ModelState::Ready(encoder) => {
+                let key = &encoder.info().key;
+                let model = store.embedding_model(&key.name, &key.revision)?;
+                let coverage = store.embedding_coverage(model.map(|m| m.id))?;
+                if coverage.complete() {
+                    VectorStatus::Ready
+                } else {
+                    // Floor, so 99.6 % never shows as 100 %.
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    let p = coverage.percent().floor().clamp(0.0, 99.0) as u8;
+                    VectorStatus::Partial(p)
+                }
+            }
+        })
+    }
+
+    /// Brings the in-memory indexes in step with the store and finishes any
+    /// graph work (build, rebuild, inserts), then saves a snapshot when a
+    /// graph is in use. For after an embedding pass, in the background.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn sync(&self, store: &Store) -> Result<(), StoreError> {
+        let Some(encoder) = self.model.state().encoder().cloned() else { return Ok(()) };
+        self.with_collections(store, &encoder, true, |_| ())?;
+        Ok(())
+    }
+
+    fn with_collections<T>(
+        &self,
+        store: &Store,
+        encoder: &Encoder,
+        full: bool,
+        f: impl FnOnce(&Collections) -> T,
+    ) -> Result<Option<T>, StoreError> {
+        let info = encoder.info();
+        let Some(model) = store.embedding_model(&info.key.name, &info.key.revision)? else {
+            return Ok(None); // nothing embedded for this model yet
+        };
+        let key = info.key.to_string();
+        let generation = store.vector_generation()?;
+        let mut guard = self.loaded.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if guard.as_ref().is_none_or(|c| c.key != key || c.model.id != model.id) {
+            *guard = Some(Collections {
+                forest: self.open_index("forest", &key, model.dim),
+                map: self.open_index("map", &key, model.dim),
+                model: model.clone(),
+                key: key.clone(),
+                generation: i64::MIN,
+            });
+        }
+        let Some(c) = guard.as_mut() else { return Ok(None) };
+        if c.generation != generation {
+            let forest_points = store.forest_points(model.id)?;
+            catch_up(store, &model, &mut c.forest, &forest_points)?;
+            let map_points = store.map_points(model.id)?;
+            catch_up(store, &model, &mut c.map, &map_points)?;
+            c.generation = generation;
+        }
+        for (name, index) in [("forest", &mut c.forest), ("map", &mut c.map)] {
+            let work = index.pending_graph_work();
+            if work > 0 && (full || work <= INLINE_GRAPH_WORK) {
+                let rebuilt = work == usize::MAX;
+                index.refresh();
+                if (rebuilt || full) && index.uses_hnsw() {
+                    self.save_index(name, &key, index, generation);
+                }
+            }
+        }
+        Ok(Some(f(c)))
+    }
+
+    fn open_index(&self, collection: &str, key: &str, dim: usize) -> VectorIndex {
+        if let Some(dir) = &self.dir {
+            match VectorIndex::load(&dir.join(collection), key, dim) {
+                Ok((index, info)) => {
+                    tracing::debug!(collection, generation = info.generation, "vector snapshot loaded");
+                    return index;
+                }
+                Err(code_intel_vector::PersistError::Missing(_)) => {}
+                Err(e) => tracing::info!(collection, "vector snapshot not used, rebuilding from the store: {e}"),
+            }
+        }
+        VectorIndex::new(dim)
+    }
+
+    fn save_index(&self, collection: &str, key: &str, index: &VectorIndex, generation: i64) {
+        if let Some(dir) = &self.dir
+            && let Err(e) = index.save(&dir.join(collection), key, generation)
+        {
+            tracing::warn!(collection, "could not save the vector snapshot (it will be rebuilt next start): {e}");
+        }
+    }
+
+    /// Embeds a query (e5 `query: ` prefix where it applies).
+    ///
+    /// # Errors
+    /// Inference failure.
+    pub fn embed_query(encoder: &Encoder, text: &str) -> Result<Vec<f32>, SearchError> {
+        encoder.embed_query(text).map_err(|e| SearchError::Embed(e.to_string()))
+    }
+
+    /// Map hits for an embedded query, best first.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn search_map(&self, store: &Store, encoder: &Encoder, query: &[f32], k: usize) -> Result<Vec<MapHit>, SearchError> {
+        let hits = self.with_collections(store, encoder, false, |c| c.map.search(query, k, None))?.unwrap_or_default();
+        let entries = store.map_entries_by_id(&hits.iter().map(|h| h.key).collect::<Vec<_>>())?;
+        Ok(hits
+            .iter()
+            .filter_map(|h| entries.get(&h.key).map(|e| map_hit(e, h.score)))
+            .collect())
+    }
+
+    /// Forest hits for an embedded query, filters applied before the top `k`.
+    ///
+    /// # Errors
+    /// SQLite errors, invalid glob.
+    pub fn search_forest(&self, store: &Store, encoder: &Encoder, query: &[f32], k: usize, filters: &Filters) -> Result<Vec<ForestHit>, SearchError> {
+        let allowed: Option<HashSet<i64>> = if filters.is_empty() {
+            None
+        } else {
+            let accept = filters.path_matcher()?;
+            Some(store.chunk_ids_matching(&filters.kinds, &*accept)?.into_iter().collect())
+        };
+        let hits: Vec<Hit> = self.with_collections(store, encoder, false, |c| c.forest.search(query, k, allowed.as_ref()))?.unwrap_or_default();
+        let locations = store.chunk_locations(&hits.iter().map(|h| h.key).collect::<Vec<_>>())?;
+        Ok(hits
+            .iter()
+            .filter_map(|h| {
+                locations.get(&h.key).map(|l| ForestHit {
+                    rowid: l.rowid,
+                    path: l.path.clone(),
+                    start_line: l.start_line,
+                    end_line: l.end_line,
+                    kind: l.kind.clone(),
+                    name: l.name.clone(),
+                    qualified_name: l.qualified_name.clone(),
+                    score: h.score,
+                })
+            })
+            .collect())
+    }
+
+    /// Adds an agreement to the map and embeds it at once when the model is
+    /// ready (otherwise the next embedding pass does). Returns the row id.
+    ///
+    /// # Errors
+    /// SQLite or inference errors.
+    pub fn add_map_entry(&self, store: &mut Store, entry: &code_intel_store::embeddings::MapEntry) -> Result<i64, SearchError> {
+        let id = store.write(|w| w.upsert_map_entry(entry))?;
+        if let Some(encoder) = self.model.state().encoder() {
+            let v = encoder
+                .embed(&[entry.text.as_str()], code_intel_embed::Role::Query, &|_, _| {})
+                .map_err(|e| SearchError::Embed(e.to_string()))?;
+            let model = code_intel_embed::pipeline::model_row(store, encoder)?;
+            let hash = code_intel_store::embeddings::map_text_hash(&entry.text);
+            if let Some(v) = v.first() {
+                store.write(|w| w.put_embeddings(model.id, &[(hash.as_str(), v.as_slice())]))?;
+            }
+        }
+        Ok(id)
+    }
+
+    /// Cosine similarity of a natural-language text with each symbol name,
+    /// names split into words first (`AuthService` -> `Auth Service`). For
+    /// the session's relevance tiers. `None` when no model is ready.
+    ///
+    /// # Errors
+    /// Inference failure.
+    pub fn symbol_similarity(&self, text: &str, symbols: &[&str], wait: Duration) -> Result<Option<Vec<f32>>, SearchError> {
+        let (Some(encoder), _) = self.encoder(wait) else { return Ok(None) };
+        let split: Vec<String> = symbols.iter().map(|s| code_intel_embed::split_identifiers(s)).collect();
+        let mut texts: Vec<&str> = vec![text];
+        texts.extend(split.iter().map(String::as_str));
+        // Both sides are short natural language: the query side of e5.
+        let vectors = encoder
+            .embed(&texts, code_intel_embed::Role::Query, &|_, _| {})
+            .map_err(|e| SearchError::Embed(e.to_string()))?;
+        let (head, rest) = vectors.split_first().map_or((&[][..], &[][..]), |(h, r)| (h.as_slice(), r));
+        Ok(Some(rest.iter().map(|v| code_intel_vector::dot(head, v)).collect()))
+    }
+}
+
+fn map_hit(e: &StoredMapEntry, score: f32) -> MapHit {
+    MapHit { key: e.entry.key.clone(), text: e.entry.text.clone(), symbols: e.entry.symbols.clone(), files: e.entry.files.clone(), score }
+}
+
+/// Applies the difference between `index` and the store's `points`.
+fn catch_up(store: &Store, model: &EmbeddingModel, index: &mut VectorIndex, points: &[VectorPoint]) -> Result<(), StoreError> {
+    let current: Vec<(i64, u64)> = points.iter().map(|p| (p.rowid, hash64(&p.content_hash))).collect();
+    let diff = index.diff(&current);
+    if diff.is_empty() {
+        return Ok(());
+    }
+    for key in &diff.remove {
+        index.remove(*key);
+    }
+    let wanted: HashSet<i64> = diff.add.iter().map(|(k, _)| *k).collect();
+    let adds: Vec<&VectorPoint> = points.iter().filter(|p| wanted.contains(&p.rowid)).collect();
+    /// Past this many new points, one pass over the whole table beats a
+    /// lookup per point.
+    const BULK_LOAD: usize = 2_000;
+    let vectors = if adds.len() > BULK_LOAD {
+        let need: HashSet<&str> = adds.iter().map(|p| p.content_hash.as_str()).collect();
+        let mut all = std::collections::HashMap::with_capacity(need.len());
+        store.for_each_vector(model.id, model.dim, &mut |hash, v| {
+            if need.contains(hash) {
+                all.insert(hash.to_string(), v);
+            }
+        })?;
+        all
+    } else {
+        store.vectors(model.id, model.dim, &adds.iter().map(|p| p.content_hash.as_str()).collect::<Vec<_>>())?
+    };
+    for p in adds {
+        if let Some(v) = vectors.get(&p.content_hash) {
+            index.insert(p.rowid, hash64(&p.content_hash), v);
+        }
+    }
+    tracing::debug!(removed = diff.remove.len(), added = diff.add.len(), "vector index caught up with the store");
+    Ok(())
+}
