@@ -8,6 +8,7 @@ use clap::Parser;
 mod chunk;
 mod model;
 mod plugin;
+mod plugin_new;
 
 #[derive(Parser)]
 #[command(name = "code-intel", version, about = "Code intelligence MCP server")]

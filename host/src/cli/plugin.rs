@@ -1,5 +1,6 @@
-//! `code-intel plugin list|test`: what the plugin host loaded (and rejected),
-//! and the golden-file harness for plugin authors.
+//! `code-intel plugin list|test|new`: what the plugin host loaded (and
+//! rejected), the golden-file harness for plugin authors, and the scaffold
+//! (`plugin_new.rs`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -23,6 +24,9 @@ pub enum PluginCommand {
     /// Run a plugin on every matching file under DIR and compare the chunks
     /// with the golden files `<file>.golden.json` beside them.
     Test(TestArgs),
+    /// Scaffold a plugin crate that builds for wasm32-wasip2 and passes
+    /// `plugin test` out of the box.
+    New(super::plugin_new::NewArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -52,6 +56,7 @@ pub fn run(args: &PluginArgs) -> ExitCode {
     match &args.command {
         PluginCommand::List(a) => list(a),
         PluginCommand::Test(a) => test(a),
+        PluginCommand::New(a) => super::plugin_new::run(a),
     }
 }
 

@@ -1,0 +1,153 @@
+//! The built-in plugins against their golden files, and `plugin new` end to
+//! end: scaffold, build for wasm32-wasip2, pass the harness.
+//!
+//! Needs the components built first: `cargo xtask plugins` (the README's test
+//! command does it). A missing component fails the test with that hint.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn code_intel() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_code-intel"))
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ lives in the repository").to_path_buf()
+}
+
+/// `<target>/release/plugins`, where `cargo xtask plugins` puts the components:
+/// beside the `code-intel` binary under test.
+fn plugin_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_code-intel")).parent().expect("binary has a directory").join("plugins")
+}
+
+fn built_plugin(name: &str) -> PathBuf {
+    let path = plugin_dir().join(format!("{name}.wasm"));
+    assert!(path.is_file(), "{} is missing: build the plugins first with `cargo xtask plugins`", path.display());
+    path
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+fn count_goldens(dir: &Path) -> usize {
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir).expect("fixture directory") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            count += count_goldens(&path);
+        } else if path.to_string_lossy().ends_with(".golden.json") {
+            count += 1;
+        }
+    }
+    count
+}
+
+fn assert_harness_passes(plugin: &Path, fixtures: &Path) {
+    let output = code_intel().args(["plugin", "test"]).arg(plugin).arg(fixtures).output().expect("run code-intel");
+    let out = text(&output);
+    assert!(output.status.success(), "plugin test failed:\n{out}");
+    let goldens = count_goldens(fixtures);
+    assert!(goldens > 0, "no golden files under {}", fixtures.display());
+    assert!(
+        out.contains(&format!("{goldens} file(s): {goldens} passed, 0 failed")),
+        "expected all {goldens} fixtures to be checked:\n{out}"
+    );
+}
+
+#[test]
+fn python_plugin_matches_its_golden_files() {
+    assert_harness_passes(&built_plugin("python"), &repo_root().join("fixtures/python"));
+}
+
+#[test]
+fn php_plugin_matches_its_golden_files() {
+    assert_harness_passes(&built_plugin("php"), &repo_root().join("fixtures/php"));
+}
+
+/// The harness really compares: a golden file that disagrees with the plugin
+/// fails the run with a diff naming the difference.
+#[test]
+fn a_wrong_golden_file_fails_the_harness() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fixture = repo_root().join("fixtures/python/shop/services/notifications.py");
+    std::fs::copy(&fixture, dir.path().join("notifications.py")).expect("copy fixture");
+    let golden = std::fs::read_to_string(fixture.with_file_name("notifications.py.golden.json")).expect("golden");
+    let wrong = golden.replace("\"name\": \"send_created\"", "\"name\": \"send_deleted\"");
+    assert_ne!(golden, wrong, "the fixture's golden file names send_created");
+    std::fs::write(dir.path().join("notifications.py.golden.json"), wrong).expect("write golden");
+
+    let output = code_intel().args(["plugin", "test"]).arg(built_plugin("python")).arg(dir.path()).output().expect("run");
+    let out = text(&output);
+    assert!(!output.status.success(), "a wrong golden file must fail:\n{out}");
+    assert!(out.contains("MISMATCH") && out.contains("send_deleted") && out.contains("send_created"), "{out}");
+}
+
+/// `plugin new` scaffolds a crate that builds for wasm32-wasip2 and passes the
+/// harness without any edit.
+#[test]
+fn scaffolded_plugin_builds_and_passes_the_harness() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let crate_dir = dir.path().join("demo-lang");
+    let sdk = repo_root().join("plugins/sdk");
+    let output = code_intel()
+        .args(["plugin", "new", "demo-lang", "--dir"])
+        .arg(&crate_dir)
+        .arg("--sdk")
+        .arg(&sdk)
+        .output()
+        .expect("run code-intel plugin new");
+    assert!(output.status.success(), "plugin new failed:\n{}", text(&output));
+    for file in ["Cargo.toml", "src/lib.rs", "README.md", "fixtures/greetings.py", "fixtures/greetings.py.golden.json"] {
+        assert!(crate_dir.join(file).is_file(), "scaffold lacks {file}");
+    }
+
+    // Its own target directory inside the shared one: built once, then
+    // incremental, and never contending for the lock of the build running us.
+    let target = plugin_dir().parent().expect("release dir").parent().expect("target dir").join("scaffold-test");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let build = Command::new(cargo)
+        .current_dir(&crate_dir)
+        .args(["build", "--release", "--target", "wasm32-wasip2"])
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("run cargo");
+    assert!(build.status.success(), "the scaffold does not build:\n{}", text(&build));
+
+    let component = target.join("wasm32-wasip2/release/demo_lang.wasm");
+    assert!(component.is_file(), "no component at {}", component.display());
+    assert_harness_passes(&component, &crate_dir.join("fixtures"));
+
+    let list = code_intel().args(["plugin", "test"]).arg(&component).arg(crate_dir.join("fixtures")).output().expect("run");
+    assert!(text(&list).contains("demo-lang"), "the plugin reports the scaffolded name:\n{}", text(&list));
+}
+
+/// Outside a code-intel checkout, without `--sdk`, the scaffold depends on the
+/// SDK by git; inside one it uses a relative path.
+#[test]
+fn scaffold_chooses_how_to_depend_on_the_sdk() {
+    let outside = tempfile::tempdir().expect("temp dir");
+    let crate_dir = outside.path().join("elsewhere");
+    let output = code_intel().args(["plugin", "new", "elsewhere", "--dir"]).arg(&crate_dir).output().expect("run");
+    assert!(output.status.success(), "{}", text(&output));
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).expect("manifest");
+    assert!(manifest.contains("code-intel-plugin-sdk = { git = "), "{manifest}");
+
+    let again = code_intel().args(["plugin", "new", "elsewhere", "--dir"]).arg(&crate_dir).output().expect("run");
+    assert!(!again.status.success(), "a non-empty directory must be refused");
+    assert!(text(&again).contains("not empty"), "{}", text(&again));
+
+    let bad = code_intel().args(["plugin", "new", "Bad_Name"]).current_dir(outside.path()).output().expect("run");
+    assert!(!bad.status.success());
+    assert!(text(&bad).contains("not a valid plugin name"), "{}", text(&bad));
+
+    // Inside the checkout (under the git-ignored `target/`), found by walking up.
+    let ignored = repo_root().join("target");
+    std::fs::create_dir_all(&ignored).expect("create target/");
+    let inside = tempfile::tempdir_in(&ignored).expect("temp dir in target/");
+    let output = code_intel().args(["plugin", "new", "inside", "--dir"]).arg(inside.path().join("inside")).output().expect("run");
+    assert!(output.status.success(), "{}", text(&output));
+    let manifest = std::fs::read_to_string(inside.path().join("inside/Cargo.toml")).expect("manifest");
+    assert!(manifest.contains("code-intel-plugin-sdk = { path = \"../../../plugins/sdk\" }"), "{manifest}");
+}
