@@ -6,9 +6,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod chunk;
+mod init;
 mod model;
 mod plugin;
 mod plugin_new;
+mod serve;
 
 #[derive(Parser)]
 #[command(name = "code-intel", version, about = "Code intelligence MCP server")]
@@ -19,6 +21,10 @@ struct Cli {
 
 #[derive(clap::Subcommand)]
 enum Command {
+    /// Serve the code tools to an MCP client over stdio.
+    Serve(serve::ServeArgs),
+    /// Create .code-intel/config.json and print the MCP client configuration.
+    Init(init::InitArgs),
     /// List, test (and scaffold) chunk-strategy plugins.
     Plugin(plugin::PluginArgs),
     /// Show the chunks the loaded plugins make of one file.
@@ -30,6 +36,8 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Serve(args) => serve::run(&args),
+        Command::Init(args) => init::run(&args),
         Command::Plugin(args) => plugin::run(&args),
         Command::Chunk(args) => chunk::run(&args),
         Command::Model(args) => model::run(&args),

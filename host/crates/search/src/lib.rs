@@ -1,5 +1,55 @@
 //! Search: text (ripgrep's grep crates), definitions, references, lexical, semantic and hybrid ranking.
 
+pub mod definitions;
 pub mod hybrid;
 pub mod lexical;
+pub mod references;
+pub mod repo_map;
 pub mod semantic;
+pub mod structure;
+pub mod text;
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use code_intel_core::paths::RepoRoot;
+    use code_intel_core::{Chunk, ChunkedFile};
+    use code_intel_store::{FileRecord, Store};
+
+    /// A chunk with the given identity and span.
+    pub fn chunk(id: &str, kind: &str, name: &str, qualified: Option<&str>, lines: (u32, u32)) -> Chunk {
+        Chunk {
+            id: id.into(),
+            kind: kind.into(),
+            name: name.into(),
+            qualified_name: qualified.map(Into::into),
+            parent: None,
+            start_line: lines.0,
+            end_line: lines.1,
+            start_byte: 0,
+            end_byte: 1,
+            content: format!("{kind} {name}"),
+            signature: Some(format!("{kind} {name}()")),
+            docstring: Some("Loads things.\nMore detail.".into()),
+            related_symbols: vec![],
+            references: vec![],
+            metadata: serde_json::json!({}),
+        }
+    }
+
+    /// Writes files into a temporary repository and their given chunks into
+    /// an in-memory store.
+    pub fn index_files(files: &[(&str, &str, Vec<Chunk>)]) -> (tempfile::TempDir, RepoRoot, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open_in_memory().unwrap();
+        for (path, content, chunks) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(&full, content).unwrap();
+            let chunked = ChunkedFile { chunks: chunks.clone(), chunker: "test".into(), ..Default::default() };
+            let file = FileRecord { path: (*path).into(), sha256: "00".into(), size: content.len() as i64, mtime_ns: 0 };
+            store.write(|w| w.replace_file(&file, &chunked, 0).map(drop)).unwrap();
+        }
+        let root = RepoRoot::new(dir.path()).unwrap();
+        (dir, root, store)
+    }
+}

@@ -1,0 +1,150 @@
+//! `code-intel init [PATH]`: creates `.code-intel/config.json` with the
+//! documented defaults and shows how to register the server with an MCP
+//! client (the `.mcp.json` entry and the `claude mcp add` command).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use code_intel_core::config::{self, Config};
+
+/// Set up a repository for code-intel.
+#[derive(clap::Args, Debug)]
+pub struct InitArgs {
+    /// Repository root (default: the current directory).
+    pub path: Option<PathBuf>,
+    /// Also add (or update) the `code-intel` entry in `<PATH>/.mcp.json`,
+    /// keeping every other server in it.
+    #[arg(long)]
+    pub write_mcp_json: bool,
+}
+
+pub fn run(args: &InitArgs) -> ExitCode {
+    match init(args) {
+        Ok(report) => {
+            print!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init(args: &InitArgs) -> anyhow::Result<String> {
+    let given = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let root = given
+        .canonicalize()
+        .map_err(|e| anyhow::anyhow!("{}: {e}; give an existing repository directory", given.display()))?;
+    if !root.is_dir() {
+        anyhow::bail!("{} is not a directory; give the repository root", root.display());
+    }
+    let mut out = String::new();
+    let config_path = config::config_path(&root);
+    if config_path.exists() {
+        // Never overwrite: validate what is there and say so.
+        let (_, warnings) = Config::load(&root)?;
+        out.push_str(&format!("kept existing {}\n", config_path.display()));
+        for w in warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
+    } else {
+        std::fs::create_dir_all(config::state_dir(&root))?;
+        std::fs::write(&config_path, Config::default_json() + "\n")?;
+        out.push_str(&format!("wrote {} (defaults; see docs/tools.md for every key)\n", config_path.display()));
+    }
+
+    let exe = std::env::current_exe()?.canonicalize()?;
+    let entry = server_entry(&exe, &root);
+    let mcp_json = serde_json::json!({ "mcpServers": { "code-intel": entry } });
+    out.push_str("\nMCP client configuration (.mcp.json in the repository root):\n");
+    out.push_str(&serde_json::to_string_pretty(&mcp_json)?);
+    out.push('\n');
+    if args.write_mcp_json {
+        let path = root.join(".mcp.json");
+        write_mcp_json(&path, &entry)?;
+        out.push_str(&format!("updated {}\n", path.display()));
+    }
+    out.push_str("\nOr register it with Claude Code:\n");
+    out.push_str(&format!(
+        "claude mcp add code-intel --scope project -- {} serve --repo {}\n",
+        shell_quote(&exe),
+        shell_quote(&root)
+    ));
+    Ok(out)
+}
+
+fn server_entry(exe: &Path, root: &Path) -> serde_json::Value {
+    serde_json::json!({
+        "type": "stdio",
+        "command": exe.display().to_string(),
+        "args": ["serve", "--repo", root.display().to_string()],
+    })
+}
+
+/// Adds or replaces the `code-intel` server in an `.mcp.json`, keeping the rest.
+fn write_mcp_json(path: &Path, entry: &serde_json::Value) -> anyhow::Result<()> {
+    let mut doc = match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str::<serde_json::Value>(&text)
+            .map_err(|e| anyhow::anyhow!("{} is not valid JSON ({e}); fix it or remove it first", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+    };
+    let Some(obj) = doc.as_object_mut() else {
+        anyhow::bail!("{} must hold a JSON object", path.display());
+    };
+    let servers = obj.entry("mcpServers").or_insert_with(|| serde_json::json!({}));
+    let Some(servers) = servers.as_object_mut() else {
+        anyhow::bail!("`mcpServers` in {} must be an object", path.display());
+    };
+    servers.insert("code-intel".to_string(), entry.clone());
+    std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")?;
+    Ok(())
+}
+
+fn shell_quote(path: &Path) -> String {
+    let s = path.display().to_string();
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_defaults_once_and_merges_mcp_json() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".mcp.json"), r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
+        let args = InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true };
+        let report = init(&args).unwrap();
+        assert!(report.contains("wrote"), "{report}");
+        assert!(report.contains("claude mcp add code-intel --scope project -- "));
+        let (config, warnings) = Config::load(dir.path()).unwrap();
+        assert_eq!(config, Config::default());
+        assert!(warnings.is_empty());
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap()).unwrap();
+        assert_eq!(doc["mcpServers"]["other"]["command"], "x");
+        assert_eq!(doc["mcpServers"]["code-intel"]["args"][0], "serve");
+
+        // A second run keeps the (edited) config.
+        std::fs::write(config::config_path(dir.path()), r#"{"max_file_bytes": 5}"#).unwrap();
+        let report = init(&args).unwrap();
+        assert!(report.contains("kept existing"), "{report}");
+        assert_eq!(Config::load(dir.path()).unwrap().0.max_file_bytes, 5);
+    }
+
+    #[test]
+    fn refuses_a_missing_directory_and_broken_mcp_json() {
+        let err = init(&InitArgs { path: Some("/definitely/missing".into()), write_mcp_json: false }).unwrap_err();
+        assert!(err.to_string().contains("/definitely/missing"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".mcp.json"), "{ nope").unwrap();
+        let err = init(&InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true }).unwrap_err();
+        assert!(err.to_string().contains("not valid JSON"), "{err}");
+    }
+}

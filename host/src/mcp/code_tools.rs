@@ -1,0 +1,1409 @@
+//! The code tools: exact search, definitions, references, structure,
+//! function at line, repo map, semantic search, sync and status.
+//!
+//! Every tool takes repository-relative paths, refuses anything outside the
+//! root, caps its result by `max_results` and `max_chars`, and says
+//! `truncated` when it cut. Argument errors name the argument.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use code_intel_core::paths::{PathError, RepoPath};
+use code_intel_search::definitions::{self, Definition, DefinitionQuery};
+use code_intel_search::references::{self, DefinitionSite, ReferenceGroup, ReferenceQuery};
+use code_intel_search::repo_map::{self, MapFile, RepoMapQuery};
+use code_intel_search::structure::{self, FileOutline};
+use code_intel_search::text::{self, CaseMode, TextMatch, TextQuery};
+use code_intel_store::NameMatch;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::{ErrorData, tool, tool_router};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::budget::{self, ArgError};
+use super::render;
+use super::schema;
+use super::state::{IndexPhase, IndexUnavailable, ServerState, SyncSummary};
+use super::CodeIntelServer;
+
+/// Default `max_results` of list-returning tools: a screenful that usually
+/// answers the question, small enough to leave room for follow-ups.
+pub const DEFAULT_MAX_RESULTS: usize = 50;
+/// Default repo-map budget in tokens (aider's default map size).
+pub const DEFAULT_MAP_TOKENS: usize = 1024;
+/// Smallest and largest repo-map budgets accepted.
+pub const MIN_MAP_TOKENS: usize = 64;
+pub const MAX_MAP_TOKENS: usize = 16_384;
+/// Default and largest `n_results` of `semantic_search`: semantic hits are
+/// hypotheses to verify one by one, so a short list is more useful.
+pub const DEFAULT_SEMANTIC_RESULTS: usize = 10;
+pub const MAX_SEMANTIC_RESULTS: usize = 100;
+/// Chunks read at most when outlining a directory: a directory's outline
+/// beyond this many symbols is no longer an overview.
+const MAX_OUTLINE_CHUNKS: usize = 5_000;
+
+// ---------------------------------------------------------------------------
+// Arguments
+
+/// Letter case handling for text search.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseArg {
+    /// Ignore case unless the pattern contains an upper-case letter.
+    Smart,
+    Sensitive,
+    Insensitive,
+}
+
+/// Arguments of `search_text`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchTextArgs {
+    /// Regular expression (Rust regex syntax), or the exact text when `literal` is true.
+    pub pattern: String,
+    /// Search for the pattern as plain text, not a regular expression. Default false.
+    pub literal: Option<bool>,
+    /// Letter case: `smart` (default: ignore case unless the pattern has an upper-case letter), `sensitive`, `insensitive`.
+    pub case: Option<CaseArg>,
+    /// Match whole words only. Default false.
+    pub word: Option<bool>,
+    /// File or directory to search, relative to the repository root. Default: the whole repository.
+    pub path: Option<String>,
+    /// Globs over repository-relative paths, e.g. `["src/**/*.py", "!**/tests/**"]`; a leading `!` excludes.
+    pub glob: Option<Vec<String>>,
+    /// File types by ripgrep's names: `py`, `php`, `js`, `ts`, `rust`, `go`, `java`, `css`, `html`, ...
+    pub file_types: Option<Vec<String>>,
+    /// Lines of context before and after each match (0-20). Default 0.
+    pub context_lines: Option<u32>,
+    /// Lines of context before each match; overrides `context_lines`.
+    pub before_context: Option<u32>,
+    /// Lines of context after each match; overrides `context_lines`.
+    pub after_context: Option<u32>,
+    /// Also search hidden files and directories (dot-files). Default false.
+    pub include_hidden: Option<bool>,
+    /// Matches returned at most (1-1000). Default 50.
+    pub max_results: Option<u32>,
+    /// Output budget in characters (500-200000). Default 20000.
+    pub max_chars: Option<u32>,
+}
+
+/// How a symbol name is matched.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchArg {
+    /// Name or qualified name equal (ignoring case); falls back to fuzzy when nothing matches.
+    Exact,
+    /// Names starting with the symbol.
+    Prefix,
+    /// Exact, prefix, then case/underscore-insensitive and small-typo matches.
+    Fuzzy,
+}
+
+/// Arguments of `find_definitions`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindDefinitionsArgs {
+    /// Symbol name (`save`), or qualified name (`User.save`, `App\\Models\\User`, `Foo::bar`).
+    pub symbol: String,
+    /// `exact` (default; falls back to fuzzy when nothing matches), `prefix` or `fuzzy`.
+    #[serde(rename = "match")]
+    pub match_mode: Option<MatchArg>,
+    /// Only these kinds, e.g. `["class", "method"]`.
+    pub kinds: Option<Vec<String>>,
+    /// Only definitions in this file or directory (repository-relative).
+    pub path: Option<String>,
+    /// Definitions returned at most (1-1000). Default 50.
+    pub max_results: Option<u32>,
+    /// Output budget in characters (500-200000). Default 20000.
+    pub max_chars: Option<u32>,
+}
+
+/// Arguments of `find_references`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindReferencesArgs {
+    /// Symbol whose usages to find; a qualified name is searched by its last segment.
+    pub symbol: String,
+    /// Only usages in this file or directory (repository-relative).
+    pub path: Option<String>,
+    /// Globs over repository-relative paths; a leading `!` excludes.
+    pub glob: Option<Vec<String>>,
+    /// File types by ripgrep's names (`py`, `php`, ...).
+    pub file_types: Option<Vec<String>>,
+    /// Also list the definition lines themselves. Default false.
+    pub include_definitions: Option<bool>,
+    /// Usage lines returned at most (1-1000). Default 50.
+    pub max_results: Option<u32>,
+    /// Output budget in characters (500-200000). Default 20000.
+    pub max_chars: Option<u32>,
+}
+
+/// Arguments of `analyze_structure`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnalyzeStructureArgs {
+    /// File or directory (repository-relative). Default: the repository root.
+    pub path: Option<String>,
+    /// Files listed at most for a directory (1-1000). Default 50.
+    pub max_results: Option<u32>,
+    /// Output budget in characters (500-200000). Default 20000.
+    pub max_chars: Option<u32>,
+}
+
+/// Arguments of `get_function_at_line`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionAtLineArgs {
+    /// File (repository-relative).
+    pub path: String,
+    /// 1-based line number.
+    pub line: u32,
+    /// Include the code of the function. Default true.
+    pub include_code: Option<bool>,
+    /// Output budget in characters (500-200000). Default 20000.
+    pub max_chars: Option<u32>,
+}
+
+/// Arguments of `repo_map`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepoMapArgs {
+    /// Only symbols in this file or directory (repository-relative). Default: everything.
+    pub path: Option<String>,
+    /// Files being worked on: the map favours the symbols they use.
+    pub focus: Option<Vec<String>>,
+    /// Size of the map in tokens (64-16384). Default 1024.
+    pub max_tokens: Option<u32>,
+}
+
+/// Which collection `semantic_search` searches.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CollectionArg {
+    /// The map of confirmed NL -> symbol agreements first; code when no confident map hit.
+    Auto,
+    /// Code chunks only.
+    Forest,
+    /// Agreements only.
+    Map,
+}
+
+/// Arguments of `semantic_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SemanticSearchArgs {
+    /// What to look for, in natural language or code words (`where are invoices totalled`).
+    pub query: String,
+    /// Results returned at most (1-100). Default 10.
+    pub n_results: Option<u32>,
+    /// `auto` (default), `forest` (code) or `map` (agreements).
+    pub collection: Option<CollectionArg>,
+    /// Only chunks in this file or directory (repository-relative).
+    pub path: Option<String>,
+    /// Only these chunk kinds, e.g. `["function", "method"]`.
+    pub kinds: Option<Vec<String>>,
+    /// Output budget in characters (500-200000). Default 20000.
+    pub max_chars: Option<u32>,
+}
+
+/// What `sync_index` refreshes.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncTarget {
+    /// Code chunks (the forest) and their embeddings.
+    Forest,
+    /// The map of agreements.
+    Map,
+    /// Both.
+    All,
+}
+
+/// Arguments of `sync_index`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SyncIndexArgs {
+    /// `forest` (code), `map` (agreements) or `all` (default).
+    pub target: Option<SyncTarget>,
+    /// Re-read and re-chunk every file, not only changed ones. Default false.
+    pub force: Option<bool>,
+}
+
+/// `index_status` takes no arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+// ---------------------------------------------------------------------------
+// Results
+
+/// Result of `search_text`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchTextResult {
+    pub pattern: String,
+    pub matches: Vec<TextMatch>,
+    pub files_searched: usize,
+    pub files_matched: usize,
+    /// Some matches were left out (by `max_results` or `max_chars`).
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Result of `find_definitions`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindDefinitionsResult {
+    pub symbol: String,
+    /// `exact`, `prefix` or `fuzzy`: the mode that produced these results.
+    pub match_used: String,
+    pub definitions: Vec<Definition>,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Result of `find_references`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindReferencesResult {
+    pub symbol: String,
+    /// The identifier searched for (last segment of `symbol`).
+    pub searched: String,
+    /// Usages grouped by the chunk (function, method, class) that contains them.
+    pub groups: Vec<ReferenceGroup>,
+    pub total_hits: usize,
+    pub files: usize,
+    pub definitions_excluded: Vec<DefinitionSite>,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Result of `analyze_structure`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AnalyzeStructureResult {
+    pub path: String,
+    pub files: Vec<FileOutline>,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// A chunk as `get_function_at_line` returns it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FunctionChunk {
+    pub name: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qualified_name: Option<String>,
+    pub start_line: u32,
+    pub end_line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub docstring: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+/// An enclosing scope of the function (outermost first).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ScopeChunk {
+    pub name: String,
+    pub kind: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// Result of `get_function_at_line`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FunctionAtLineResult {
+    pub path: String,
+    pub line: u32,
+    /// The innermost function or method containing the line (or the
+    /// innermost chunk of any kind when no function does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<FunctionChunk>,
+    /// Chunks around it, outermost first (e.g. the class).
+    pub enclosing: Vec<ScopeChunk>,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Result of `repo_map`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RepoMapResult {
+    pub files: Vec<MapFile>,
+    /// The rendered map.
+    pub map: String,
+    pub tokens_estimated: usize,
+    pub symbols_shown: usize,
+    pub symbols_total: usize,
+    pub truncated: bool,
+}
+
+/// Result of `sync_index`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SyncIndexResult {
+    pub target: String,
+    pub added: u64,
+    pub modified: u64,
+    pub deleted: u64,
+    /// `from -> to` for files moved without changes.
+    pub renamed: Vec<String>,
+    pub unchanged: u64,
+    pub chunks_written: u64,
+    pub fallback_files: u64,
+    pub plugin_failures: u64,
+    /// Files skipped (too large, binary, unreadable), with the reason.
+    pub skipped: Vec<String>,
+    pub total_files: u64,
+    pub total_chunks: u64,
+    pub elapsed_ms: u64,
+    pub cancelled: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Skipped files listed at most in a `sync_index` result.
+const SYNC_SKIPPED_LISTED: usize = 50;
+
+/// One `semantic_search` result: a chunk, with how it was found.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SemanticHit {
+    pub path: String,
+    pub name: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qualified_name: Option<String>,
+    pub start_line: u32,
+    pub end_line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Relevance (higher is better; comparable within one response only).
+    pub score: f64,
+    /// `lexical`, `vector` or `hybrid`.
+    pub source: String,
+}
+
+/// Result of `semantic_search`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SemanticSearchResult {
+    pub query: String,
+    pub collection: String,
+    pub results: Vec<SemanticHit>,
+    /// `available`, `partial: N% embedded`, or `unavailable: <reason>` (then results are lexical only).
+    pub vector_search: String,
+    /// Results are hypotheses until an exact tool (find_definitions, get_function_at_line) confirms them.
+    pub confidence: String,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Files and chunks one chunker produced.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ChunkerCounts {
+    pub files: u64,
+    pub chunks: u64,
+}
+
+/// A recorded plugin failure.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PluginFailure {
+    pub path: String,
+    pub plugin: String,
+    pub kind: String,
+    pub message: String,
+}
+
+/// Plugin failures listed at most by `index_status`.
+const STATUS_FAILURES: usize = 20;
+
+/// Result of `index_status`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct IndexStatusResult {
+    /// Where the index is: starting, syncing (with progress), ready, failed.
+    pub index: IndexPhase,
+    pub files: u64,
+    pub chunks: u64,
+    pub chunks_by_kind: BTreeMap<String, u64>,
+    /// Per chunker (plugin name, or `fallback` for line windows).
+    pub by_chunker: BTreeMap<String, ChunkerCounts>,
+    /// Files indexed as line windows because their plugin failed.
+    pub fallback_after_failure: u64,
+    pub plugin_failures: u64,
+    pub recent_plugin_failures: Vec<PluginFailure>,
+    /// Bytes of source indexed.
+    pub indexed_bytes: u64,
+    /// Size of the index database on disk.
+    pub index_size_bytes: u64,
+    /// Unix time (ms) the last complete sync finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_sync_unix_ms: Option<u64>,
+    /// Summary of the last sync run by this server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_sync: Option<SyncSummary>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config_warnings: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+/// Parses tool arguments; errors name the field.
+pub fn parse_args<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, ArgError> {
+    let value = serde_json::Value::Object(arguments);
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            ArgError::new("arguments", inner)
+        } else {
+            ArgError { argument: leak_field(&path), message: inner }
+        }
+    })
+}
+
+/// Argument names are a small fixed set per tool; they are interned so
+/// [`ArgError`] can keep a `&'static str`.
+fn leak_field(path: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES.get_or_init(Default::default).lock().expect("names lock");
+    if let Some(existing) = names.get(path) {
+        return existing;
+    }
+    // Bounded: field paths come from the tool schemas, but a hostile client
+    // could send many distinct array indices; cap what is interned.
+    if names.len() > 1024 {
+        return "arguments";
+    }
+    let leaked: &'static str = Box::leak(path.to_string().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
+/// A tool error result (shown to the agent) for a bad argument.
+fn arg_error(e: &ArgError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(e.to_string())])
+}
+
+fn tool_error(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.into())])
+}
+
+/// A successful result: structured content plus its compact text rendering.
+fn success<T: Serialize>(value: &T, text: String) -> Result<CallToolResult, ErrorData> {
+    let structured =
+        serde_json::to_value(value).map_err(|e| ErrorData::internal_error(format!("cannot serialize result: {e}"), None))?;
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(structured);
+    Ok(result)
+}
+
+fn path_arg(state: &ServerState, argument: &'static str, value: &str) -> Result<RepoPath, ArgError> {
+    state.root().resolve(value).map_err(|e| ArgError::new(argument, path_message(&e)))
+}
+
+fn existing_path_arg(state: &ServerState, argument: &'static str, value: &str) -> Result<RepoPath, ArgError> {
+    state.root().resolve_existing(value).map_err(|e| ArgError::new(argument, path_message(&e)))
+}
+
+fn path_message(e: &PathError) -> String {
+    e.to_string()
+}
+
+fn context_arg(argument: &'static str, value: Option<u32>, default: usize) -> Result<usize, ArgError> {
+    match value {
+        None => Ok(default),
+        Some(v) if (v as usize) <= text::MAX_CONTEXT_LINES => Ok(v as usize),
+        Some(v) => Err(ArgError::new(argument, format!("must be between 0 and {}, got {v}", text::MAX_CONTEXT_LINES))),
+    }
+}
+
+fn note_dropped(notes: &mut Vec<String>, dropped: usize, what: &str, max_chars: usize) {
+    if dropped > 0 {
+        notes.push(format!(
+            "{dropped} more {what} cut by the output budget of {max_chars} characters; narrow the query (path, glob) or raise max_chars"
+        ));
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ErrorData> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))
+}
+
+fn unavailable(e: &IndexUnavailable) -> CallToolResult {
+    tool_error(e.to_string())
+}
+
+macro_rules! try_arg {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Ok(arg_error(&e)),
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------
+// Tools
+
+#[tool_router(router = code_tools, vis = "pub")]
+impl CodeIntelServer {
+    #[tool(
+        name = "search_text",
+        description = "Regex or literal text search over the working tree (ripgrep engine; honours .gitignore). \
+Filters: path, glob, file_types; options: case, word, context lines. Returns matching lines with line/column.",
+        input_schema = schema::input::<SearchTextArgs>(),
+        output_schema = schema::output::<SearchTextResult>(),
+        annotations(title = "Search text", read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn search_text(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let args: SearchTextArgs = try_arg!(parse_args(arguments));
+        let state = self.state().clone();
+        let max_results = try_arg!(budget::max_results(args.max_results, DEFAULT_MAX_RESULTS));
+        let max_chars = try_arg!(budget::max_chars(args.max_chars));
+        let around = try_arg!(context_arg("context_lines", args.context_lines, 0));
+        let before = try_arg!(context_arg("before_context", args.before_context, around));
+        let after = try_arg!(context_arg("after_context", args.after_context, around));
+        let scopes = match args.path.as_deref() {
+            None | Some("") | Some(".") => Vec::new(),
+            Some(p) => vec![try_arg!(existing_path_arg(&state, "path", p))],
+        };
+        let query = TextQuery {
+            pattern: args.pattern.clone(),
+            literal: args.literal.unwrap_or(false),
+            case: match args.case {
+                None | Some(CaseArg::Smart) => CaseMode::Smart,
+                Some(CaseArg::Sensitive) => CaseMode::Sensitive,
+                Some(CaseArg::Insensitive) => CaseMode::Insensitive,
+            },
+            word: args.word.unwrap_or(false),
+            globs: args.glob.unwrap_or_default(),
+            file_types: args.file_types.unwrap_or_default(),
+            before_context: before,
+            after_context: after,
+            max_results,
+            include_hidden: args.include_hidden.unwrap_or(false),
+            threads: 0,
+        };
+        let root = state.root().clone();
+        let outcome = blocking(move || text::search_text(&root, &scopes, &query)).await?;
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                let argument = match e {
+                    text::TextSearchError::Glob { .. } => "glob",
+                    text::TextSearchError::FileType { .. } => "file_types",
+                    _ => "pattern",
+                };
+                return Ok(arg_error(&ArgError::new(argument, e.to_string())));
+            }
+        };
+        let mut result = SearchTextResult {
+            pattern: args.pattern,
+            matches: outcome.matches,
+            files_searched: outcome.files_searched,
+            files_matched: outcome.files_matched,
+            truncated: outcome.truncated,
+            notes: Vec::new(),
+        };
+        if outcome.truncated {
+            result.notes.push(format!("more than {max_results} matches; narrow with path/glob/file_types or raise max_results"));
+        }
+        let reserved = budget::json_len(&result) + 400;
+        let dropped = budget::fit(&mut result.matches, max_chars, reserved, |m, room| {
+            m.before.clear();
+            m.after.clear();
+            m.text = m.text.chars().take(room / 2).collect();
+        });
+        if dropped > 0 {
+            result.truncated = true;
+            note_dropped(&mut result.notes, dropped, "matches", max_chars);
+        }
+        result.files_matched = {
+            let mut paths: Vec<&str> = result.matches.iter().map(|m| m.path.as_str()).collect();
+            paths.dedup();
+            paths.len()
+        };
+        let text = render::search_text(&result);
+        success(&result, text)
+    }
+
+    #[tool(
+        name = "find_definitions",
+        description = "Where a symbol is defined, from the code index: kind, file, lines, signature, scope / qualified name. \
+Matches exactly (falling back to fuzzy when nothing matches), by prefix, or fuzzily.",
+        input_schema = schema::input::<FindDefinitionsArgs>(),
+        output_schema = schema::output::<FindDefinitionsResult>(),
+        annotations(title = "Find definitions", read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn find_definitions(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let args: FindDefinitionsArgs = try_arg!(parse_args(arguments));
+        let state = self.state().clone();
+        let max_results = try_arg!(budget::max_results(args.max_results, DEFAULT_MAX_RESULTS));
+        let max_chars = try_arg!(budget::max_chars(args.max_chars));
+        if args.symbol.trim().is_empty() {
+            return Ok(arg_error(&ArgError::new("symbol", "is empty; give a function, class or method name")));
+        }
+        let path_prefix = match args.path.as_deref() {
+            None => String::new(),
+            Some(p) => try_arg!(path_arg(&state, "path", p)).relative().to_string(),
+        };
+        if let Err(e) = state.wait_for_index().await {
+            return Ok(unavailable(&e));
+        }
+        let query = DefinitionQuery {
+            symbol: args.symbol.clone(),
+            how: match args.match_mode {
+                None | Some(MatchArg::Exact) => NameMatch::Exact,
+                Some(MatchArg::Prefix) => NameMatch::Prefix,
+                Some(MatchArg::Fuzzy) => NameMatch::Fuzzy,
+            },
+            kinds: args.kinds.unwrap_or_default(),
+            path_prefix,
+            limit: max_results,
+        };
+        let st = state.clone();
+        let found = match blocking(move || st.with_store(|s| definitions::find_definitions(s, &query))).await? {
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => return Ok(tool_error(format!("index query failed: {e}"))),
+            Err(e) => return Ok(unavailable(&e)),
+        };
+        let mut notes = Vec::new();
+        let match_used = match found.match_used {
+            NameMatch::Exact => "exact",
+            NameMatch::Prefix => "prefix",
+            NameMatch::Fuzzy => "fuzzy",
+        };
+        if matches!(args.match_mode, None | Some(MatchArg::Exact)) && found.match_used == NameMatch::Fuzzy {
+            notes.push(format!("no exact definition of {:?}; these are fuzzy matches", args.symbol));
+        }
+        if found.definitions.is_empty() {
+            notes.push(format!(
+                "no definition of {:?} in the index; try search_text, a shorter name, or match=\"fuzzy\"",
+                args.symbol
+            ));
+        }
+        let mut result = FindDefinitionsResult {
+            symbol: args.symbol,
+            match_used: match_used.to_string(),
+            definitions: found.definitions,
+            truncated: found.truncated,
+            notes,
+        };
+        let reserved = budget::json_len(&result) + 400;
+        let dropped = budget::fit(&mut result.definitions, max_chars, reserved, |d, _| d.docstring = None);
+        if dropped > 0 {
+            result.truncated = true;
+            note_dropped(&mut result.notes, dropped, "definitions", max_chars);
+        }
+        let text = render::definitions(&result);
+        success(&result, text)
+    }
+
+    #[tool(
+        name = "find_references",
+        description = "Where a symbol is used: whole-word hits across the working tree minus its definition sites, \
+grouped by the function/method/class that contains each usage.",
+        input_schema = schema::input::<FindReferencesArgs>(),
+        output_schema = schema::output::<FindReferencesResult>(),
+        annotations(title = "Find references", read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn find_references(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let args: FindReferencesArgs = try_arg!(parse_args(arguments));
+        let state = self.state().clone();
+        let max_results = try_arg!(budget::max_results(args.max_results, DEFAULT_MAX_RESULTS));
+        let max_chars = try_arg!(budget::max_chars(args.max_chars));
+        if definitions::leaf_name(&args.symbol).is_empty() {
+            return Ok(arg_error(&ArgError::new("symbol", "is empty; give a function, class, method or variable name")));
+        }
+        let scopes = match args.path.as_deref() {
+            None | Some("") | Some(".") => Vec::new(),
+            Some(p) => vec![try_arg!(existing_path_arg(&state, "path", p))],
+        };
+        let mut notes = Vec::new();
+        let indexed = match state.wait_for_index().await {
+            Ok(()) => true,
+            Err(e) => {
+                notes.push(format!("{e}; definition sites are not excluded and usages are grouped per file"));
+                false
+            }
+        };
+        let query = ReferenceQuery {
+            symbol: args.symbol.clone(),
+            scopes,
+            globs: args.glob.unwrap_or_default(),
+            file_types: args.file_types.unwrap_or_default(),
+            max_hits: max_results,
+            include_definitions: args.include_definitions.unwrap_or(false),
+        };
+        let st = state.clone();
+        let found = blocking(move || {
+            if indexed
+                && let Ok(found) = st.with_store(|s| references::find_references(st.root(), Some(s), &query))
+            {
+                return found;
+            }
+            references::find_references(st.root(), None, &query)
+        })
+        .await?;
+        let found = match found {
+            Ok(f) => f,
+            Err(references::ReferenceError::Text(e)) => {
+                let argument = match e {
+                    text::TextSearchError::Glob { .. } => "glob",
+                    text::TextSearchError::FileType { .. } => "file_types",
+                    _ => "symbol",
+                };
+                return Ok(arg_error(&ArgError::new(argument, e.to_string())));
+            }
+            Err(e) => return Ok(tool_error(e.to_string())),
+        };
+        if found.truncated {
+            notes.push(format!("more than {max_results} usages; narrow with path/glob or raise max_results"));
+        }
+        if found.total_hits == 0 {
+            notes.push(format!("no usages of {:?} outside its definitions", found.searched));
+        }
+        let mut result = FindReferencesResult {
+            symbol: args.symbol,
+            searched: found.searched,
+            groups: found.groups,
+            total_hits: found.total_hits,
+            files: found.files,
+            definitions_excluded: found.definitions_excluded,
+            truncated: found.truncated,
+            notes,
+        };
+        let reserved = budget::json_len(&result) + 400;
+        let dropped = budget::fit(&mut result.groups, max_chars, reserved, |g, room| {
+            let keep = (room / 200).max(1);
+            g.hits.truncate(keep);
+        });
+        if dropped > 0 {
+            result.truncated = true;
+            note_dropped(&mut result.notes, dropped, "groups of usages", max_chars);
+            result.total_hits = result.groups.iter().map(|g| g.hits.len()).sum();
+        }
+        let text = render::references(&result);
+        success(&result, text)
+    }
+
+    #[tool(
+        name = "analyze_structure",
+        description = "Outline of a file or directory from the code index: classes > methods, functions and other \
+definitions with their line ranges and signatures.",
+        input_schema = schema::input::<AnalyzeStructureArgs>(),
+        output_schema = schema::output::<AnalyzeStructureResult>(),
+        annotations(title = "Analyze structure", read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn analyze_structure(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let args: AnalyzeStructureArgs = try_arg!(parse_args(arguments));
+        let state = self.state().clone();
+        let max_results = try_arg!(budget::max_results(args.max_results, DEFAULT_MAX_RESULTS));
+        let max_chars = try_arg!(budget::max_chars(args.max_chars));
+        let path = try_arg!(existing_path_arg(&state, "path", args.path.as_deref().unwrap_or(".")));
+        if let Err(e) = state.wait_for_index().await {
+            return Ok(unavailable(&e));
+        }
+        let is_dir = path.absolute().is_dir();
+        let rel = path.relative().to_string();
+        let st = state.clone();
+        let outcome = blocking(move || {
+            st.with_store(|s| {
+                if is_dir {
+                    structure::outline_dir(s, &rel, MAX_OUTLINE_CHUNKS)
+                } else {
+                    structure::outline_file(s, &rel).map(|o| (o.into_iter().collect(), false))
+                }
+            })
+        })
+        .await?;
+        let (mut files, chunk_cut) = match outcome {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => return Ok(tool_error(format!("index query failed: {e}"))),
+            Err(e) => return Ok(unavailable(&e)),
+        };
+        let mut notes = Vec::new();
+        if !is_dir && files.is_empty() {
+            notes.push(format!(
+                "{} is not in the index (ignored, binary, too large, or added since the last sync; run sync_index)",
+                path.display()
+            ));
+        }
+        let mut truncated = chunk_cut;
+        if chunk_cut {
+            notes.push(format!("the directory has more than {MAX_OUTLINE_CHUNKS} symbols; outline a subdirectory"));
+        }
+        if files.len() > max_results {
+            notes.push(format!("{} more files not listed (max_results={max_results})", files.len() - max_results));
+            files.truncate(max_results);
+            truncated = true;
+        }
+        let mut result = AnalyzeStructureResult { path: path.display().to_string(), files, truncated, notes };
+        let reserved = budget::json_len(&result) + 400;
+        let dropped = budget::fit(&mut result.files, max_chars, reserved, |f, room| {
+            let keep = (room / 150).max(1);
+            f.symbols.truncate(keep);
+            for s in &mut f.symbols {
+                s.children.clear();
+            }
+        });
+        if dropped > 0 {
+            result.truncated = true;
+            note_dropped(&mut result.notes, dropped, "files", max_chars);
+        }
+        let text = render::structure(&result);
+        success(&result, text)
+    }
+
+    #[tool(
+        name = "get_function_at_line",
+        description = "The function or method enclosing a line of a file, with its code, signature and the scopes \
+around it (e.g. its class).",
+        input_schema = schema::input::<FunctionAtLineArgs>(),
+        output_schema = schema::output::<FunctionAtLineResult>(),
+        annotations(title = "Function at line", read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn get_function_at_line(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let args: FunctionAtLineArgs = try_arg!(parse_args(arguments));
+        let state = self.state().clone();
+        let max_chars = try_arg!(budget::max_chars(args.max_chars));
+        let path = try_arg!(existing_path_arg(&state, "path", &args.path));
+        if path.absolute().is_dir() {
+            return Ok(arg_error(&ArgError::new("path", format!("{} is a directory; give a file", path.display()))));
+        }
+        if args.line == 0 {
+            return Ok(arg_error(&ArgError::new("line", "line numbers start at 1")));
+        }
+        if let Err(e) = state.wait_for_index().await {
+            return Ok(unavailable(&e));
+        }
+        let rel = path.relative().to_string();
+        let line = args.line;
+        let st = state.clone();
+        let chunks = match blocking(move || st.with_store(|s| s.enclosing_chunks(&rel, line))).await? {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => return Ok(tool_error(format!("index query failed: {e}"))),
+            Err(e) => return Ok(unavailable(&e)),
+        };
+        let mut notes = Vec::new();
+        if chunks.is_empty() {
+            let lines = std::fs::read_to_string(path.absolute()).map(|t| t.lines().count()).unwrap_or(0);
+            if lines > 0 && args.line as usize > lines {
+                return Ok(arg_error(&ArgError::new(
+                    "line",
+                    format!("{} has {lines} lines; line {} is past its end", path.display(), args.line),
+                )));
+            }
+            notes.push(format!(
+                "no indexed chunk contains {}:{} (the file is not indexed, or the line is outside any definition)",
+                path.display(),
+                args.line
+            ));
+        }
+        // `enclosing_chunks` is innermost first; prefer a function-like chunk.
+        let is_callable = |k: &str| matches!(k, "function" | "method" | "constructor" | "closure" | "arrow_function");
+        let real: Vec<_> = chunks.iter().filter(|c| c.chunk.kind != code_intel_core::chunk::FALLBACK_KIND).collect();
+        let chosen = real
+            .iter()
+            .find(|c| is_callable(&c.chunk.kind))
+            .or_else(|| real.first())
+            .copied()
+            .or_else(|| chunks.first());
+        if let Some(c) = chosen
+            && !is_callable(&c.chunk.kind)
+        {
+            notes.push(format!("no function or method contains line {}; this is the enclosing {}", args.line, c.chunk.kind));
+        }
+        let enclosing: Vec<ScopeChunk> = chosen
+            .map(|f| {
+                let mut outer: Vec<ScopeChunk> = real
+                    .iter()
+                    .filter(|c| {
+                        c.rowid != f.rowid
+                            && c.chunk.start_line <= f.chunk.start_line
+                            && f.chunk.end_line <= c.chunk.end_line
+                            && (c.chunk.end_line - c.chunk.start_line) > (f.chunk.end_line - f.chunk.start_line)
+                    })
+                    .map(|c| ScopeChunk {
+                        name: c.chunk.name.clone(),
+                        kind: c.chunk.kind.clone(),
+                        start_line: c.chunk.start_line,
+                        end_line: c.chunk.end_line,
+                    })
+                    .collect();
+                outer.reverse();
+                outer
+            })
+            .unwrap_or_default();
+        let include_code = args.include_code.unwrap_or(true);
+        let mut truncated = false;
+        let function = chosen.map(|c| {
+            let code = include_code.then(|| {
+                let content = with_first_line_indent(path.absolute(), c.chunk.start_line, &c.chunk.content);
+                let (code, cut) = budget::clip_text(&content, max_chars.saturating_sub(1_000).max(200));
+                truncated |= cut;
+                code
+            });
+            FunctionChunk {
+                name: c.chunk.name.clone(),
+                kind: c.chunk.kind.clone(),
+                qualified_name: c.chunk.qualified_name.clone(),
+                start_line: c.chunk.start_line,
+                end_line: c.chunk.end_line,
+                signature: c.chunk.signature.clone(),
+                docstring: c.chunk.docstring.clone(),
+                code,
+            }
+        });
+        if truncated {
+            notes.push(format!("the code was cut to fit max_chars={max_chars}; read the file for the rest"));
+        }
+        let result = FunctionAtLineResult { path: path.display().to_string(), line: args.line, function, enclosing, truncated, notes };
+        let text = render::function_at_line(&result);
+        success(&result, text)
+    }
+
+    #[tool(
+        name = "repo_map",
+        description = "A token-budgeted overview of the repository's most important symbols, ranked by PageRank over \
+the reference graph (what is used most, by what is used most). Optionally focused on the files being worked on.",
+        input_schema = schema::input::<RepoMapArgs>(),
+        output_schema = schema::output::<RepoMapResult>(),
+        annotations(title = "Repository map", read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn repo_map(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let args: RepoMapArgs = try_arg!(parse_args(arguments));
+        let state = self.state().clone();
+        let max_tokens = match args.max_tokens {
+            None => DEFAULT_MAP_TOKENS,
+            Some(t) if (MIN_MAP_TOKENS..=MAX_MAP_TOKENS).contains(&(t as usize)) => t as usize,
+            Some(t) => {
+                return Ok(arg_error(&ArgError::new(
+                    "max_tokens",
+                    format!("must be between {MIN_MAP_TOKENS} and {MAX_MAP_TOKENS}, got {t}"),
+                )));
+            }
+        };
+        let path_prefix = match args.path.as_deref() {
+            None => String::new(),
+            Some(p) => try_arg!(existing_path_arg(&state, "path", p)).relative().to_string(),
+        };
+        let mut focus = Vec::new();
+        for f in args.focus.unwrap_or_default() {
+            focus.push(try_arg!(path_arg(&state, "focus", &f)).relative().to_string());
+        }
+        if let Err(e) = state.wait_for_index().await {
+            return Ok(unavailable(&e));
+        }
+        let query = RepoMapQuery { path_prefix, focus, max_tokens };
+        let st = state.clone();
+        let map = match blocking(move || st.with_store(|s| repo_map::repo_map(s, &query))).await? {
+            Ok(Ok(m)) => m,
+            Ok(Err(e)) => return Ok(tool_error(format!("index query failed: {e}"))),
+            Err(e) => return Ok(unavailable(&e)),
+        };
+        let result = RepoMapResult {
+            files: map.files,
+            map: map.text,
+            tokens_estimated: map.tokens_estimated,
+            symbols_shown: map.symbols_shown,
+            symbols_total: map.symbols_total,
+            truncated: map.truncated,
+        };
+        let text = render::repo_map(&result);
+        success(&result, text)
+    }
+
+    #[tool(
+        name = "semantic_search",
+        description = "Search code by meaning (hybrid: keyword BM25 + embeddings when a model is available). Results \
+are HYPOTHESES: confirm them with find_definitions / get_function_at_line before relying on them.",
+        input_schema = schema::input::<SemanticSearchArgs>(),
+        output_schema = schema::output::<SemanticSearchResult>(),
+        annotations(title = "Semantic search", read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn semantic_search(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let args: SemanticSearchArgs = try_arg!(parse_args(arguments));
+        let state = self.state().clone();
+        let max_chars = try_arg!(budget::max_chars(args.max_chars));
+        let n_results = match args.n_results {
+            None => DEFAULT_SEMANTIC_RESULTS,
+            Some(n) if (1..=MAX_SEMANTIC_RESULTS as u32).contains(&n) => n as usize,
+            Some(n) => {
+                return Ok(arg_error(&ArgError::new(
+                    "n_results",
+                    format!("must be between 1 and {MAX_SEMANTIC_RESULTS}, got {n}"),
+                )));
+            }
+        };
+        if args.query.trim().is_empty() {
+            return Ok(arg_error(&ArgError::new("query", "is empty; describe what you are looking for")));
+        }
+        let path_prefix = match args.path.as_deref() {
+            None => String::new(),
+            Some(p) => try_arg!(path_arg(&state, "path", p)).relative().to_string(),
+        };
+        let collection = args.collection.unwrap_or(CollectionArg::Auto);
+        if let Err(e) = state.wait_for_index().await {
+            return Ok(unavailable(&e));
+        }
+        let mut notes = Vec::new();
+        let vector_search = "unavailable: no embedding model is loaded in this server; results are keyword (BM25) matches".to_string();
+        if collection == CollectionArg::Map {
+            notes.push("the map collection needs embeddings; it is empty in keyword-only mode".to_string());
+        }
+        let kinds = args.kinds.unwrap_or_default();
+        let query = args.query.clone();
+        let st = state.clone();
+        let hits = if collection == CollectionArg::Map {
+            Ok(Ok(Vec::new()))
+        } else {
+            blocking(move || {
+                st.with_store(|s| {
+                    let Some(expr) = code_intel_store::tokenize::match_expression(&query, true) else {
+                        return Ok(Vec::new());
+                    };
+                    let exact = query.split_whitespace().next().filter(|_| !query.trim().contains(' '));
+                    let accept = |p: &str| definitions::under(p, &path_prefix);
+                    s.fts_search(&expr, exact, &kinds, &accept, n_results.saturating_add(1))
+                })
+            })
+            .await?
+        };
+        let mut hits = match hits {
+            Ok(Ok(h)) => h,
+            Ok(Err(e)) => return Ok(tool_error(format!("search failed: {e}"))),
+            Err(e) => return Ok(unavailable(&e)),
+        };
+        let mut truncated = hits.len() > n_results;
+        hits.truncate(n_results);
+        if hits.is_empty() {
+            notes.push("no confident match; try other words, search_text, or find_definitions with match=\"fuzzy\"".to_string());
+        }
+        let mut result = SemanticSearchResult {
+            query: args.query,
+            collection: match collection {
+                CollectionArg::Auto => "auto",
+                CollectionArg::Forest => "forest",
+                CollectionArg::Map => "map",
+            }
+            .to_string(),
+            results: hits
+                .into_iter()
+                .map(|h| SemanticHit {
+                    path: h.path,
+                    name: h.name,
+                    kind: h.kind,
+                    qualified_name: h.qualified_name,
+                    start_line: h.start_line,
+                    end_line: h.end_line,
+                    signature: h.signature.map(|s| s.lines().next().unwrap_or("").trim().to_string()),
+                    score: h.score,
+                    source: "lexical".to_string(),
+                })
+                .collect(),
+            vector_search,
+            confidence: "HYPOTHESIS".to_string(),
+            truncated,
+            notes,
+        };
+        let reserved = budget::json_len(&result) + 400;
+        let dropped = budget::fit(&mut result.results, max_chars, reserved, |h, _| h.signature = None);
+        if dropped > 0 {
+            truncated = true;
+            note_dropped(&mut result.notes, dropped, "results", max_chars);
+        }
+        result.truncated = truncated;
+        let text = render::semantic(&result);
+        success(&result, text)
+    }
+
+    #[tool(
+        name = "sync_index",
+        description = "Bring the code index up to date with the files on disk (incremental: only added, modified and \
+deleted files are re-chunked; force=true re-chunks everything). Reports what changed; sends progress notifications.",
+        input_schema = schema::input::<SyncIndexArgs>(),
+        output_schema = schema::output::<SyncIndexResult>(),
+        annotations(title = "Sync index", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    pub async fn sync_index(
+        &self,
+        arguments: JsonObject,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args: SyncIndexArgs = try_arg!(parse_args(arguments));
+        let state = self.state().clone();
+        let target = args.target.unwrap_or(SyncTarget::All);
+        let mut notes = Vec::new();
+        let report = if target == SyncTarget::Map {
+            notes.push("the map (agreements) is updated as agreements are recorded; nothing to re-chunk".to_string());
+            None
+        } else {
+            let progress = progress_sender(&context);
+            match run_sync(&state, args.force.unwrap_or(false), progress).await {
+                Ok(report) => Some(report),
+                Err(e) => return Ok(tool_error(format!("sync failed: {e}"))),
+            }
+        };
+        let report = report.unwrap_or_default();
+        if report.cancelled {
+            notes.push("the sync was cancelled; what it committed is kept and the next sync resumes".to_string());
+        }
+        let result = SyncIndexResult {
+            target: match target {
+                SyncTarget::Forest => "forest",
+                SyncTarget::Map => "map",
+                SyncTarget::All => "all",
+            }
+            .to_string(),
+            added: report.added,
+            modified: report.modified,
+            deleted: report.deleted,
+            renamed: report.renamed.iter().map(|(a, b)| format!("{a} -> {b}")).collect(),
+            unchanged: report.unchanged,
+            chunks_written: report.chunks,
+            fallback_files: report.fallbacks,
+            plugin_failures: report.plugin_failures.len() as u64,
+            skipped: report
+                .skipped
+                .iter()
+                .take(SYNC_SKIPPED_LISTED)
+                .map(|s| format!("{}: {}", s.path, serde_json::to_string(&s.reason).unwrap_or_default().trim_matches('"')))
+                .collect(),
+            total_files: report.total_files,
+            total_chunks: report.total_chunks,
+            elapsed_ms: report.elapsed_ms,
+            cancelled: report.cancelled,
+            notes,
+        };
+        let text = render::sync(&result);
+        success(&result, text)
+    }
+
+    #[tool(
+        name = "index_status",
+        description = "State of the code index: sync progress, files and chunks (per kind and per plugin), plugin \
+failures and fallbacks, index size, last sync.",
+        input_schema = schema::input::<NoArgs>(),
+        output_schema = schema::output::<IndexStatusResult>(),
+        annotations(title = "Index status", read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn index_status(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let _: NoArgs = try_arg!(parse_args(arguments));
+        let state = self.state().clone();
+        let phase = state.phase();
+        let st = state.clone();
+        let stats = blocking(move || {
+            if !st.has_index() {
+                return Ok(None);
+            }
+            st.with_store(|s| -> Result<_, code_intel_store::StoreError> {
+                let stats = s.stats()?;
+                let failures = s.plugin_failures(STATUS_FAILURES)?;
+                let last = s.meta(code_intel_store::meta_keys::LAST_SYNC_MS)?.and_then(|v| v.parse::<u64>().ok());
+                Ok(Some((stats, failures, last)))
+            })
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+        })
+        .await?;
+        let (stats, failures, last_sync_unix_ms) = match stats {
+            Ok(Some(v)) => (v.0, v.1, v.2),
+            Ok(None) => (Default::default(), Vec::new(), None),
+            Err(e) => return Ok(tool_error(format!("cannot read the index: {e}"))),
+        };
+        let db = state.database_path();
+        let index_size_bytes = ["", "-wal"]
+            .iter()
+            .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", db.display())).ok())
+            .map(|m| m.len())
+            .sum();
+        let result = IndexStatusResult {
+            index: phase,
+            files: stats.files,
+            chunks: stats.chunks,
+            chunks_by_kind: stats.chunks_by_kind,
+            by_chunker: stats
+                .by_chunker
+                .into_iter()
+                .map(|(k, v)| (k, ChunkerCounts { files: v.files, chunks: v.chunks }))
+                .collect(),
+            fallback_after_failure: stats.fallback_after_failure,
+            plugin_failures: stats.plugin_failures,
+            recent_plugin_failures: failures
+                .into_iter()
+                .map(|f| PluginFailure { path: f.path, plugin: f.plugin, kind: f.kind, message: f.message })
+                .collect(),
+            indexed_bytes: stats.indexed_bytes,
+            index_size_bytes,
+            last_sync_unix_ms,
+            last_sync: state.last_sync(),
+            config_warnings: state.config_warnings().to_vec(),
+        };
+        let text = render::index_status(&result);
+        success(&result, text)
+    }
+}
+
+/// A chunk's content starts at its definition, not at the start of its
+/// line; give the first line back its indentation so the code reads as in
+/// the file.
+fn with_first_line_indent(file: &std::path::Path, start_line: u32, content: &str) -> String {
+    if content.starts_with([' ', '\t']) {
+        return content.to_string();
+    }
+    let Ok(text) = std::fs::read_to_string(file) else { return content.to_string() };
+    let Some(line) = text.lines().nth(start_line.saturating_sub(1) as usize) else { return content.to_string() };
+    let indent: String = line.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+    let first = content.lines().next().unwrap_or("");
+    // Only when the file's line really is that indentation followed by the chunk's first line.
+    if !indent.is_empty() && line[indent.len()..].starts_with(first) {
+        format!("{indent}{content}")
+    } else {
+        content.to_string()
+    }
+}
+
+/// A progress callback that sends MCP progress notifications when the
+/// request carried a progress token (and does nothing otherwise).
+fn progress_sender(
+    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+) -> impl Fn(code_intel_index::Progress) + Send + Sync + 'static {
+    let token = context.meta.get_progress_token();
+    let peer = context.peer.clone();
+    let handle = tokio::runtime::Handle::current();
+    let last = std::sync::Mutex::new((std::time::Instant::now(), None::<code_intel_index::Phase>));
+    move |p: code_intel_index::Progress| {
+        let Some(token) = token.clone() else { return };
+        // At most one notification per PROGRESS_INTERVAL, plus every phase change.
+        {
+            let mut last = last.lock().expect("progress lock");
+            let phase_changed = last.1 != Some(p.phase);
+            if !phase_changed && last.0.elapsed() < PROGRESS_INTERVAL && p.done != p.total {
+                return;
+            }
+            *last = (std::time::Instant::now(), Some(p.phase));
+        }
+        let message = match p.phase {
+            code_intel_index::Phase::Waiting => "waiting for another sync of this repository".to_string(),
+            code_intel_index::Phase::Scanning => "scanning files".to_string(),
+            code_intel_index::Phase::Indexing => format!("indexing {}/{} files", p.done, p.total),
+            code_intel_index::Phase::Done => "done".to_string(),
+        };
+        let mut param = rmcp::model::ProgressNotificationParam::new(token, p.done as f64).with_message(message);
+        if p.total > 0 {
+            param = param.with_total(p.total as f64);
+        }
+        let peer = peer.clone();
+        handle.spawn(async move {
+            let _ = peer.notify_progress(param).await;
+        });
+    }
+}
+
+/// Shortest interval between two progress notifications of one sync: a
+/// client redraws at most ~10 times a second anyway.
+const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Runs one sync of the forest (serialised with any other sync of this
+/// server), keeping the index phase up to date for `index_status` and for
+/// tools waiting on the first sync.
+///
+/// # Errors
+/// When the index cannot be opened or the sync fails.
+pub async fn run_sync(
+    state: &Arc<ServerState>,
+    force: bool,
+    progress: impl Fn(code_intel_index::Progress) + Send + Sync + 'static,
+) -> Result<code_intel_index::SyncReport, String> {
+    let _running = state.sync_lock().lock().await;
+    if state.cancelled() {
+        return Err("the server is shutting down".to_string());
+    }
+    state.set_phase(IndexPhase::Syncing { files_done: 0, files_total: 0 });
+    let st = state.clone();
+    let outcome = tokio::task::spawn_blocking(move || {
+        let host = st.plugin_host();
+        let mut store = code_intel_store::Store::open(st.database_path()).map_err(|e| e.to_string())?;
+        let cancel = st.cancel_flag();
+        let on_progress = |p: code_intel_index::Progress| {
+            if p.phase == code_intel_index::Phase::Indexing {
+                st.set_phase(IndexPhase::Syncing { files_done: p.done, files_total: p.total });
+            }
+            progress(p);
+        };
+        let options = code_intel_index::SyncOptions { force, cancel: Some(&cancel) };
+        code_intel_index::sync(st.root().path(), &mut store, host.as_ref(), st.config(), options, &on_progress)
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| format!("sync task failed: {e}"))
+    .and_then(|r| r);
+    match &outcome {
+        Ok(report) => {
+            state.record_sync(SyncSummary {
+                added: report.added,
+                modified: report.modified,
+                deleted: report.deleted,
+                unchanged: report.unchanged,
+                chunks_written: report.chunks,
+                fallback_files: report.fallbacks,
+                plugin_failures: report.plugin_failures.len() as u64,
+                skipped: report.skipped.len() as u64,
+                elapsed_ms: report.elapsed_ms,
+                cancelled: report.cancelled,
+            });
+            state.set_phase(IndexPhase::Ready);
+        }
+        Err(message) => state.set_phase(IndexPhase::Failed { message: message.clone() }),
+    }
+    outcome
+}
+
+/// Shared by tests: every tool's input schema is portable.
+#[cfg(test)]
+#[must_use]
+pub fn all_input_schemas() -> Vec<(String, serde_json::Value)> {
+    CodeIntelServer::tool_router()
+        .list_all()
+        .into_iter()
+        .map(|t| (t.name.to_string(), serde_json::Value::Object((*t.input_schema).clone())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_input_schema_is_portable() {
+        let schemas = all_input_schemas();
+        assert!(schemas.len() >= 6);
+        for (name, schema) in schemas {
+            assert_eq!(schema::portability_problems(&schema), Vec::<String>::new(), "{name}: {schema:#}");
+            assert_eq!(schema["type"], "object", "{name}");
+        }
+    }
+
+    #[test]
+    fn argument_errors_name_the_field() {
+        let args = serde_json::json!({"pattern": "x", "max_results": "ten"});
+        let err = parse_args::<SearchTextArgs>(args.as_object().unwrap().clone()).unwrap_err();
+        assert_eq!(err.argument, "max_results");
+        assert!(err.to_string().contains("invalid type"), "{err}");
+        let args = serde_json::json!({"patern": "x"});
+        let err = parse_args::<SearchTextArgs>(args.as_object().unwrap().clone()).unwrap_err();
+        assert!(err.to_string().contains("patern"), "{err}");
+        let args = serde_json::json!({});
+        let err = parse_args::<SearchTextArgs>(args.as_object().unwrap().clone()).unwrap_err();
+        assert!(err.to_string().contains("pattern"), "{err}");
+    }
+}

@@ -1,0 +1,243 @@
+"""The code tools over stdio with the official MCP client, in both protocol
+lifecycles: the `initialize` handshake (what Claude Code uses) and the
+2026-07-28 discover lifecycle (what the Python client picks by default)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from mcp.client.client import Client
+
+from conftest import server_params, tool_text
+
+pytestmark = pytest.mark.anyio
+
+MODES = ["legacy", "auto"]
+
+CODE_TOOLS = {
+    "search_text",
+    "find_definitions",
+    "find_references",
+    "analyze_structure",
+    "get_function_at_line",
+    "semantic_search",
+    "sync_index",
+    "index_status",
+    "repo_map",
+}
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def client_for(bin_path: str, repo: Path, mode: str) -> Client:
+    return Client(server_params(bin_path, repo), mode=mode, read_timeout_seconds=60)
+
+
+async def call(client: Client, tool: str, args: dict):
+    result = await client.call_tool(tool, args)
+    return result, (result.structured_content or {}), tool_text(result)
+
+
+async def wait_indexed(client: Client):
+    """The server syncs in the background; sync_index waits for it."""
+    result, data, text = await call(client, "sync_index", {})
+    assert not result.is_error, text
+
+
+def union_types(schema, path="") -> list[str]:
+    found = []
+    if isinstance(schema, dict):
+        if isinstance(schema.get("type"), list):
+            found.append(path)
+        for key, value in schema.items():
+            found += union_types(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            found += union_types(value, f"{path}/{i}")
+    return found
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_lists_tools_with_portable_schemas_and_annotations(code_intel_bin, mini_repo, mode):
+    async with client_for(code_intel_bin, mini_repo, mode) as client:
+        if mode == "legacy":
+            assert client.protocol_version <= "2025-11-25"
+            assert "find_definitions" in (client.instructions or "")
+        else:
+            assert client.protocol_version >= "2026-07-28"
+        tools = (await client.list_tools()).tools
+        names = {t.name for t in tools}
+        assert CODE_TOOLS <= names, names
+        for tool in tools:
+            assert tool.input_schema["type"] == "object"
+            assert union_types(tool.input_schema) == [], (tool.name, tool.input_schema)
+            assert "$ref" not in str(tool.input_schema), tool.name
+            assert tool.description
+            if tool.name in CODE_TOOLS:
+                assert tool.annotations is not None, tool.name
+                expected_read_only = tool.name != "sync_index"
+                assert tool.annotations.read_only_hint is expected_read_only, tool.name
+                assert tool.output_schema is not None, tool.name
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_every_code_tool_on_the_fixture(code_intel_bin, mini_repo, mode):
+    async with client_for(code_intel_bin, mini_repo, mode) as client:
+        await wait_indexed(client)
+
+        # search_text: regex, literal, glob, ignore rules, context lines.
+        r, data, text = await call(client, "search_text", {"pattern": r"def \w+_user\(", "context_lines": 1})
+        assert not r.is_error, text
+        paths = {m["path"] for m in data["matches"]}
+        assert paths == {"app/models.py", "app/views.py"}, paths
+        assert "build/generated.py" not in text  # .gitignore'd
+        first = data["matches"][0]
+        assert first["before"] and first["after"]
+        assert "app/models.py" in text
+        r, data, _ = await call(client, "search_text", {"pattern": "a.b", "literal": True})
+        assert data["matches"] == []
+        r, data, _ = await call(client, "search_text", {"pattern": "total", "file_types": ["php"], "word": True})
+        assert {m["path"] for m in data["matches"]} == {"lib/Billing/Invoice.php", "lib/Billing/InvoiceService.php"}
+
+        # find_definitions: kind, file, lines, signature, scope.
+        r, data, text = await call(client, "find_definitions", {"symbol": "User"})
+        assert not r.is_error, text
+        user = [d for d in data["definitions"] if d["path"] == "app/models.py"]
+        assert user and user[0]["kind"] == "class" and user[0]["start_line"] <= 8 <= user[0]["end_line"], data
+        r, data, _ = await call(client, "find_definitions", {"symbol": "Invoice.total"})
+        assert data["definitions"] and data["definitions"][0]["path"] == "lib/Billing/Invoice.php", data
+        r, data, _ = await call(client, "find_definitions", {"symbol": "lod_user"})
+        assert data["match_used"] == "fuzzy"
+        assert any(d["name"] == "load_user" for d in data["definitions"]), data
+
+        # find_references: usages minus the definition, grouped by enclosing chunk.
+        r, data, text = await call(client, "find_references", {"symbol": "load_user"})
+        assert not r.is_error, text
+        assert data["definitions_excluded"] and data["definitions_excluded"][0]["path"] == "app/models.py"
+        enclosing = {(g["path"], (g.get("enclosing") or {}).get("name")) for g in data["groups"]}
+        assert ("app/services.py", "rename") in enclosing, enclosing
+        assert ("app/services.py", "greeting") in enclosing, enclosing
+        assert not any(g["path"] == "build/generated.py" for g in data["groups"])
+
+        # analyze_structure: nested outline of a file and of a directory.
+        r, data, text = await call(client, "analyze_structure", {"path": "app/models.py"})
+        assert not r.is_error, text
+        outline = data["files"][0]["symbols"]
+        user = next(s for s in outline if s["name"] == "User")
+        assert {c["name"] for c in user.get("children", [])} >= {"display_name", "save"}, outline
+        r, data, _ = await call(client, "analyze_structure", {"path": "lib"})
+        assert {f["path"] for f in data["files"]} == {"lib/Billing/Invoice.php", "lib/Billing/InvoiceService.php"}
+
+        # get_function_at_line: the method around line 20 of models.py (save).
+        r, data, text = await call(client, "get_function_at_line", {"path": "app/models.py", "line": 20})
+        assert not r.is_error, text
+        assert data["function"]["name"] == "save", data
+        assert "db.put" in data["function"]["code"]
+        assert [s["name"] for s in data["enclosing"]] [-1:] == ["User"], data
+
+        # repo_map: ranked overview within budget.
+        r, data, text = await call(client, "repo_map", {"max_tokens": 256})
+        assert not r.is_error, text
+        assert data["tokens_estimated"] <= 256
+        assert data["symbols_shown"] >= 3
+        assert "app/models.py" in data["map"]
+
+        # semantic_search: results, and says how complete the vector index is.
+        r, data, text = await call(client, "semantic_search", {"query": "rename a user", "n_results": 5})
+        assert not r.is_error, text
+        assert "vector_search" in data
+        assert data["results"], data
+
+        # index_status: counts.
+        r, data, text = await call(client, "index_status", {})
+        assert not r.is_error, text
+        assert data["files"] >= 6 and data["chunks"] > 0, data
+        assert data["index"]["state"] == "ready", data
+
+
+async def test_sync_reports_changes_and_progress(code_intel_bin, mini_repo):
+    async with client_for(code_intel_bin, mini_repo, "legacy") as client:
+        await wait_indexed(client)
+        (mini_repo / "app" / "extra.py").write_text("def brand_new_function():\n    return 1\n")
+        (mini_repo / "app" / "views.py").write_text((mini_repo / "app" / "views.py").read_text() + "\n# touched\n")
+        (mini_repo / "README.md").unlink()
+        progress = []
+
+        async def on_progress(done, total, message):
+            progress.append((done, total, message))
+
+        result = await client.call_tool("sync_index", {}, progress_callback=on_progress)
+        data = result.structured_content
+        assert not result.is_error, tool_text(result)
+        assert (data["added"], data["modified"], data["deleted"]) == (1, 1, 1), data
+        assert progress, "no progress notifications"
+        r, data, _ = await call(client, "find_definitions", {"symbol": "brand_new_function"})
+        assert data["definitions"][0]["path"] == "app/extra.py"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_argument_errors_are_tool_errors_naming_the_argument(code_intel_bin, mini_repo, mode):
+    outside = mini_repo.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("SECRET = 'load_user'\n")
+    os.symlink(outside, mini_repo / "escape")
+    async with client_for(code_intel_bin, mini_repo, mode) as client:
+        await wait_indexed(client)
+        cases = [
+            ("search_text", {"pattern": "x", "max_results": "ten"}, "max_results"),
+            ("search_text", {"pattern": "x", "max_results": 0}, "max_results"),
+            ("search_text", {"patern": "x"}, "patern"),
+            ("search_text", {"pattern": "(unclosed"}, "pattern"),
+            ("search_text", {"pattern": "x", "file_types": ["klingon"]}, "file_types"),
+            ("search_text", {"pattern": "x", "path": "../"}, "path"),
+            ("search_text", {"pattern": "x", "path": "/etc"}, "path"),
+            ("search_text", {"pattern": "SECRET", "path": "escape"}, "path"),
+            ("search_text", {"pattern": "SECRET", "path": "escape/secret.py"}, "path"),
+            ("find_definitions", {"symbol": 42}, "symbol"),
+            ("find_definitions", {}, "symbol"),
+            ("find_references", {"symbol": "load_user", "path": "app/../../"}, "path"),
+            ("analyze_structure", {"path": "/etc/passwd"}, "path"),
+            ("analyze_structure", {"path": "escape"}, "path"),
+            ("get_function_at_line", {"path": "app/models.py", "line": -3}, "line"),
+            ("get_function_at_line", {"path": "app/models.py", "line": 0}, "line"),
+            ("get_function_at_line", {"path": "app/models.py", "line": 99999}, "line"),
+            ("get_function_at_line", {"path": "escape/secret.py", "line": 1}, "path"),
+            ("repo_map", {"max_tokens": 1}, "max_tokens"),
+            ("repo_map", {"focus": ["../x"]}, "focus"),
+        ]
+        for tool, args, argument in cases:
+            result = await client.call_tool(tool, args)
+            text = tool_text(result)
+            assert result.is_error, (tool, args, text)
+            assert argument in text, (tool, args, text)
+        # Nothing outside the root ever shows up: the walker does not follow the symlink.
+        r, data, _ = await call(client, "search_text", {"pattern": "SECRET"})
+        assert data["matches"] == [], data
+
+
+async def test_budgets_truncate_explicitly(code_intel_bin, mini_repo):
+    many = "\n".join(f"needle_{i} = {i}" for i in range(3000))
+    (mini_repo / "big.py").write_text(many + "\n")
+    async with client_for(code_intel_bin, mini_repo, "legacy") as client:
+        await wait_indexed(client)
+        r, data, text = await call(client, "search_text", {"pattern": "needle_", "max_results": 10})
+        assert len(data["matches"]) == 10 and data["truncated"] is True
+        r, data, text = await call(client, "search_text", {"pattern": "needle_", "max_results": 1000, "max_chars": 2000})
+        assert data["truncated"] is True
+        assert len(r.content[0].text) <= 4000 and len(str(data)) <= 4000
+        assert "output budget" in text
+
+
+async def test_unknown_tool_is_a_protocol_error(code_intel_bin, mini_repo):
+    from mcp.shared.exceptions import MCPError
+
+    async with client_for(code_intel_bin, mini_repo, "legacy") as client:
+        with pytest.raises(MCPError) as err:
+            await client.call_tool("no_such_tool", {})
+        assert "no_such_tool" in str(err.value)
+        assert "search_text" in str(err.value)
