@@ -52,6 +52,7 @@ pub mod chunks;
 pub mod embeddings;
 pub mod migrations;
 pub mod queries;
+pub mod sessions;
 pub mod tokenize;
 
 use std::path::{Path, PathBuf};
