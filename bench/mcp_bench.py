@@ -203,7 +203,10 @@ def main() -> int:
             subprocess.run(rg_args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             theirs.append(time.perf_counter() - start)
         ratio = pct(ours, 50) / pct(theirs, 50)
-        print(f"  {pattern!r:<34} search_text {fmt(ours)} | rg {fmt(theirs)} | ratio p50 {ratio:.2f}x")
+        count = subprocess.run(rg_args[:1] + ["-c", "--no-filename"] + rg_args[1:], capture_output=True, text=True).stdout
+        total = sum(int(n) for n in count.split() if n.isdigit())
+        caveat = " (search_text stopped at max_results=1000: not comparable)" if total > 1000 else ""
+        print(f"  {pattern!r:<34} {total:>6} matches  search_text {fmt(ours)} | rg {fmt(theirs)} | ratio p50 {ratio:.2f}x{caveat}")
     server.close()
     if tmp:
         tmp.cleanup()

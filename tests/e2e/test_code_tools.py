@@ -109,8 +109,10 @@ async def test_every_code_tool_on_the_fixture(code_intel_bin, mini_repo, mode):
         assert not r.is_error, text
         user = [d for d in data["definitions"] if d["path"] == "app/models.py"]
         assert user and user[0]["kind"] == "class" and user[0]["start_line"] <= 8 <= user[0]["end_line"], data
+        # A Python-style qualified name finds PHP's `App\\Billing\\Invoice::total` exactly.
         r, data, _ = await call(client, "find_definitions", {"symbol": "Invoice.total"})
-        assert data["definitions"] and data["definitions"][0]["path"] == "lib/Billing/Invoice.php", data
+        assert data["match_used"] == "exact", data
+        assert [(d["path"], d["name"], d["kind"]) for d in data["definitions"]] == [("lib/Billing/Invoice.php", "total", "method")], data
         r, data, _ = await call(client, "find_definitions", {"symbol": "lod_user"})
         assert data["match_used"] == "fuzzy"
         assert any(d["name"] == "load_user" for d in data["definitions"]), data

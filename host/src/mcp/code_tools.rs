@@ -1085,6 +1085,9 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
         };
         let mut truncated = hits.len() > n_results;
         hits.truncate(n_results);
+        if truncated {
+            notes.push(format!("more matches than n_results={n_results}"));
+        }
         if hits.is_empty() {
             notes.push("no confident match; try other words, search_text, or find_definitions with match=\"fuzzy\"".to_string());
         }

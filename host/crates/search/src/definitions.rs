@@ -93,6 +93,17 @@ pub struct DefinitionsFound {
 /// Store errors.
 pub fn find_definitions(store: &Store, query: &DefinitionQuery) -> Result<DefinitionsFound, StoreError> {
     let mut found = lookup(store, query, query.how)?;
+    if found.0.is_empty() && query.how == NameMatch::Exact {
+        // `Invoice.total` should find PHP's `App\Billing\Invoice::total`
+        // and `User::save` Python's `app.models.User.save`: retry with the
+        // other languages' scope separators before going fuzzy.
+        for variant in separator_variants(&query.symbol) {
+            found = lookup(store, &DefinitionQuery { symbol: variant, ..query.clone() }, NameMatch::Exact)?;
+            if !found.0.is_empty() {
+                break;
+            }
+        }
+    }
     let mut match_used = query.how;
     if found.0.is_empty() && query.how == NameMatch::Exact {
         found = lookup(store, query, NameMatch::Fuzzy)?;
@@ -115,6 +126,27 @@ fn lookup(store: &Store, query: &DefinitionQuery, how: NameMatch) -> Result<(Vec
     let truncated = out.len() > query.limit;
     out.truncate(query.limit);
     Ok((out, truncated))
+}
+
+/// The symbol written with each other scope separator (`.`, `::`, `\\`).
+fn separator_variants(symbol: &str) -> Vec<String> {
+    let parts: Vec<&str> = symbol.split(|c| c == '.' || c == '\\').flat_map(|p| p.split("::")).filter(|p| !p.is_empty()).collect();
+    if parts.len() < 2 {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for sep in [".", "::", "\\"] {
+        let variant = parts.join(sep);
+        if variant != symbol && !out.contains(&variant) {
+            out.push(variant);
+        }
+    }
+    // `Class::method` where the index qualifies the class with its namespace.
+    let last_two = format!("{}::{}", parts[parts.len() - 2], parts[parts.len() - 1]);
+    if !out.contains(&last_two) && last_two != symbol {
+        out.push(last_two);
+    }
+    out
 }
 
 /// Whether `path` is `prefix` itself or inside it (`""` = everything).
@@ -212,6 +244,11 @@ mod tests {
 
         let method = find_definitions(&store, &DefinitionQuery::new("User.save")).unwrap();
         assert_eq!(method.definitions[0].scope.as_deref(), Some("app.models.User"));
+
+        let other_separator = find_definitions(&store, &DefinitionQuery::new("User::save")).unwrap();
+        assert_eq!(other_separator.match_used, NameMatch::Exact);
+        assert_eq!(other_separator.definitions.len(), 1);
+        assert_eq!(other_separator.definitions[0].name, "save");
 
         let typo = find_definitions(&store, &DefinitionQuery::new("Usre")).unwrap();
         assert_eq!(typo.match_used, NameMatch::Fuzzy);

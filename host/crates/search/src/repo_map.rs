@@ -277,7 +277,8 @@ fn render(nodes: &[Node], ranks: &[f64], max_tokens: usize) -> RepoMap {
         }
     }
     let tokens_estimated = text.len().div_ceil(CHARS_PER_TOKEN);
-    RepoMap { files, text, tokens_estimated, symbols_shown: chosen.len(), symbols_total: nodes.len(), truncated }
+    let symbols_total = nodes.iter().filter(|n| !SUMMARY_KINDS.contains(&n.kind.as_str())).count();
+    RepoMap { files, text, tokens_estimated, symbols_shown: chosen.len(), symbols_total, truncated }
 }
 
 #[cfg(test)]
@@ -315,7 +316,7 @@ mod tests {
         assert!(top > 3.0 * low, "{top} vs {low}");
         assert!(map.text.starts_with("core/db.py:\n"));
         assert!(!map.truncated);
-        assert_eq!(map.symbols_total, 9);
+        assert_eq!(map.symbols_total, 8);
         assert!(!map.text.contains("module "), "{}", map.text);
 
         let small = repo_map(&store, &RepoMapQuery { path_prefix: String::new(), focus: vec![], max_tokens: 15 }).unwrap();
