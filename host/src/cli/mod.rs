@@ -6,9 +6,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod chunk;
+mod index;
 mod init;
 mod model;
 mod plugin;
+mod search;
+mod status;
 mod plugin_new;
 mod serve;
 
@@ -31,6 +34,12 @@ enum Command {
     Chunk(chunk::ChunkArgs),
     /// Show the embedding model semantic search uses, or install one from a local folder.
     Model(model::ModelArgs),
+    /// Index (or re-sync) a repository: only changed files are re-read.
+    Index(index::IndexArgs),
+    /// Show what the index holds: files, chunks per kind and plugin, failures, last sync.
+    Status(status::StatusArgs),
+    /// Lexical search over the index (identifiers in any spelling, or words).
+    Search(search::SearchArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -40,6 +49,9 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::run(&args),
         Command::Plugin(args) => plugin::run(&args),
         Command::Chunk(args) => chunk::run(&args),
+        Command::Index(args) => index::run(&args),
+        Command::Status(args) => status::run(&args),
+        Command::Search(args) => search::run(&args),
         Command::Model(args) => model::run(&args),
     }
 }

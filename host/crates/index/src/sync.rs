@@ -188,6 +188,15 @@ fn lock_sync(root: &Path, progress: ProgressFn<'_>) -> Result<File, IndexError> 
     Ok(file)
 }
 
+/// Whether another process is syncing `root` right now (its sync lock is
+/// held).
+#[must_use]
+pub fn sync_in_progress(root: &Path) -> bool {
+    let path = config::state_dir(root).join(SYNC_LOCK_FILE);
+    let Ok(file) = File::options().write(true).open(&path) else { return false };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
 /// Brings the index of `root` up to date with the files on disk.
 ///
 /// Files are chunked in parallel (rayon) and written in transactions of at

@@ -1,0 +1,164 @@
+//! `code-intel index [PATH] [--force]`: bring the repository's index up to
+//! date, with a progress bar on stderr and a summary on stdout.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use code_intel_core::config::{self, Config};
+use code_intel_index::{Phase, Progress, SyncOptions, SyncReport, sync};
+use code_intel_plugins::{HostOptions, PluginHost};
+use code_intel_store::Store;
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Skipped files and plugin failures listed in the summary before "... and
+/// N more" (the full lists are in `--json`).
+const SUMMARY_LIST_LIMIT: usize = 20;
+
+/// Index (or re-sync) a repository.
+#[derive(clap::Args, Debug)]
+pub struct IndexArgs {
+    /// Repository root (default: the nearest directory at or above the
+    /// current one holding `.code-intel/` or `.git`, else the current one).
+    pub path: Option<PathBuf>,
+    /// Re-read and re-chunk every file, not only changed ones.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the sync report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &IndexArgs) -> ExitCode {
+    init_logging();
+    match index(args) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs (warnings and up by default) go to stderr; `CODE_INTEL_LOG` takes a
+/// tracing filter.
+pub(super) fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CODE_INTEL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// The repository root for an optional PATH argument (see [`IndexArgs::path`]).
+pub(super) fn resolve_repo(path: Option<&Path>) -> Result<PathBuf, String> {
+    match path {
+        Some(p) => {
+            let root = p.canonicalize().map_err(|e| format!("{}: {e}", p.display()))?;
+            if !root.is_dir() {
+                return Err(format!("{} is not a directory; give the repository root", root.display()));
+            }
+            Ok(root)
+        }
+        None => {
+            let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+            Ok(config::find_repo_root(&cwd))
+        }
+    }
+}
+
+/// Loads the config, printing its warnings on stderr.
+pub(super) fn load_config(root: &Path) -> Result<Config, String> {
+    let (config, warnings) = Config::load(root).map_err(|e| e.to_string())?;
+    for warning in warnings {
+        eprintln!("warning: {}: {warning}", config::config_path(root).display());
+    }
+    Ok(config)
+}
+
+fn index(args: &IndexArgs) -> Result<String, String> {
+    let root = resolve_repo(args.path.as_deref())?;
+    let config = load_config(&root)?;
+    let mut store = Store::open(&config::database_path(&root)).map_err(|e| e.to_string())?;
+    let host = PluginHost::discover(Some(&root), HostOptions::default());
+    for rejection in host.rejections() {
+        eprintln!("warning: plugin {} not loaded: {}", rejection.path.display(), rejection.reason);
+    }
+    if host.plugins().next().is_none() {
+        eprintln!("warning: no chunking plugins found; every file is indexed as line windows (see `code-intel plugin list`)");
+    }
+
+    let bar = ProgressBar::new_spinner();
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar.set_message("scanning");
+    let progress = |p: Progress| match p.phase {
+        Phase::Waiting => bar.set_message("waiting for another code-intel sync of this repository"),
+        Phase::Scanning => bar.set_message("scanning"),
+        Phase::Indexing => {
+            if bar.length() != Some(p.total) {
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} indexing {bar:30} {pos}/{len} files ({per_sec}, eta {eta})")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                bar.set_length(p.total);
+            }
+            bar.set_position(p.done);
+        }
+        Phase::Done => {}
+    };
+    let options = SyncOptions { force: args.force, cancel: None };
+    let report = sync(&root, &mut store, &host, &config, options, &progress);
+    bar.finish_and_clear();
+    let report = report.map_err(|e| e.to_string())?;
+    if args.json {
+        return serde_json::to_string_pretty(&report).map(|s| s + "\n").map_err(|e| e.to_string());
+    }
+    Ok(summary(&root, &report))
+}
+
+/// The human summary of a sync.
+pub(super) fn summary(root: &Path, r: &SyncReport) -> String {
+    let mut out = String::new();
+    let secs = r.elapsed_ms as f64 / 1000.0;
+    let _ = writeln!(
+        out,
+        "Indexed {} in {secs:.2} s: {} added, {} modified, {} deleted, {} renamed, {} unchanged",
+        root.display(),
+        r.added,
+        r.modified,
+        r.deleted,
+        r.renamed.len(),
+        r.unchanged
+    );
+    let _ = writeln!(out, "  chunks written: {}; index now holds {} files, {} chunks", r.chunks, r.total_files, r.total_chunks);
+    if r.fallbacks > 0 {
+        let _ = writeln!(out, "  fallbacks: {} file(s) indexed as line windows", r.fallbacks);
+    }
+    if !r.plugin_failures.is_empty() {
+        let _ = writeln!(out, "  plugin failures: {}", r.plugin_failures.len());
+        for f in r.plugin_failures.iter().take(SUMMARY_LIST_LIMIT) {
+            let kind = serde_json::to_value(f.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let _ = writeln!(out, "    {}: {} ({kind}): {}", f.path, f.plugin, f.message);
+        }
+        more(&mut out, r.plugin_failures.len());
+    }
+    if !r.skipped.is_empty() {
+        let _ = writeln!(out, "  skipped: {}", r.skipped.len());
+        for s in r.skipped.iter().take(SUMMARY_LIST_LIMIT) {
+            let _ = writeln!(out, "    {}: {}", s.path, s.reason);
+        }
+        more(&mut out, r.skipped.len());
+    }
+    if r.cancelled {
+        let _ = writeln!(out, "  cancelled: run `code-intel index` again to finish");
+    }
+    out
+}
+
+fn more(out: &mut String, total: usize) {
+    if total > SUMMARY_LIST_LIMIT {
+        let _ = writeln!(out, "    ... and {} more (see --json)", total - SUMMARY_LIST_LIMIT);
+    }
+}
