@@ -396,6 +396,11 @@ pub fn sync(
     });
     result?;
 
+    // Cross-file links depend on every file: rebuild them when anything changed.
+    if report.added + report.modified + report.deleted > 0 || store.link_count()? == 0 {
+        crate::links::rebuild(root, store)?;
+    }
+
     // A deleted path and an added path with the same content: a rename.
     for (path, sha) in &added_sha {
         if let Some(from) = deleted_sha.get_mut(sha.as_str()).and_then(Vec::pop) {

@@ -50,6 +50,7 @@
 
 pub mod chunks;
 pub mod embeddings;
+pub mod links;
 pub mod migrations;
 pub mod queries;
 pub mod sessions;

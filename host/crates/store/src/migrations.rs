@@ -31,7 +31,7 @@ pub struct Schema {
 
 /// Every module's schema, in the order they are applied on a fresh database.
 /// A new module adds one line here, after the ones it builds on.
-pub const SCHEMAS: &[&Schema] = &[&crate::chunks::SCHEMA, &crate::embeddings::SCHEMA, &crate::sessions::SCHEMA];
+pub const SCHEMAS: &[&Schema] = &[&crate::chunks::SCHEMA, &crate::embeddings::SCHEMA, &crate::sessions::SCHEMA, &crate::links::SCHEMA];
 
 const BOOTSTRAP: &str = "CREATE TABLE IF NOT EXISTS schema_versions (
     module  TEXT PRIMARY KEY,
