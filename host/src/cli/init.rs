@@ -16,6 +16,11 @@ pub struct InitArgs {
     /// keeping every other server in it.
     #[arg(long)]
     pub write_mcp_json: bool,
+    /// Also install the `/code` command (.claude/commands/code.md) and a PreToolUse
+    /// hook in .claude/settings.json that runs `code-intel check-write`, so Claude
+    /// Code blocks edits outside the session workflow (existing settings are kept).
+    #[arg(long)]
+    pub claude: bool,
 }
 
 pub fn run(args: &InitArgs) -> ExitCode {
@@ -64,6 +69,10 @@ fn init(args: &InitArgs) -> anyhow::Result<String> {
         let path = root.join(".mcp.json");
         write_mcp_json(&path, &entry)?;
         out.push_str(&format!("updated {}\n", path.display()));
+    }
+    if args.claude {
+        out.push('\n');
+        out.push_str(&super::check_write::install_claude(&root, &exe)?);
     }
     out.push_str("\nOr register it with Claude Code:\n");
     out.push_str(&format!(
@@ -119,7 +128,7 @@ mod tests {
     fn writes_defaults_once_and_merges_mcp_json() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".mcp.json"), r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
-        let args = InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true };
+        let args = InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true, claude: false };
         let report = init(&args).unwrap();
         assert!(report.contains("wrote"), "{report}");
         assert!(report.contains("claude mcp add code-intel --scope project -- "));
@@ -140,11 +149,11 @@ mod tests {
 
     #[test]
     fn refuses_a_missing_directory_and_broken_mcp_json() {
-        let err = init(&InitArgs { path: Some("/definitely/missing".into()), write_mcp_json: false }).unwrap_err();
+        let err = init(&InitArgs { path: Some("/definitely/missing".into()), write_mcp_json: false, claude: false }).unwrap_err();
         assert!(err.to_string().contains("/definitely/missing"));
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".mcp.json"), "{ nope").unwrap();
-        let err = init(&InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true }).unwrap_err();
+        let err = init(&InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true, claude: false }).unwrap_err();
         assert!(err.to_string().contains("not valid JSON"), "{err}");
     }
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod check_write;
 mod chunk;
 mod index;
 mod init;
@@ -32,6 +33,8 @@ enum Command {
     Plugin(plugin::PluginArgs),
     /// Show the chunks the loaded plugins make of one file.
     Chunk(chunk::ChunkArgs),
+    /// Claude Code PreToolUse hook: block an edit outside the active session's READY, explored files.
+    CheckWrite(check_write::CheckWriteArgs),
     /// Show the embedding model semantic search uses, or install one from a local folder.
     Model(model::ModelArgs),
     /// Index (or re-sync) a repository: only changed files are re-read.
@@ -49,6 +52,7 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::run(&args),
         Command::Plugin(args) => plugin::run(&args),
         Command::Chunk(args) => chunk::run(&args),
+        Command::CheckWrite(args) => check_write::run(&args),
         Command::Index(args) => index::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Search(args) => search::run(&args),

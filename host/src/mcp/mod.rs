@@ -13,6 +13,7 @@ pub mod budget;
 pub mod code_tools;
 pub mod render;
 pub mod schema;
+pub mod session_tools;
 pub mod state;
 pub mod stdio;
 
@@ -71,14 +72,18 @@ impl CodeIntelServer {
     /// A server over `state` with every registered tool router.
     #[must_use]
     pub fn new(state: Arc<ServerState>) -> Self {
-        Self { state, tools: Arc::new(Self::tool_router()), prompts: Arc::new(PromptRouter::new()) }
+        session_tools::install(&state);
+        Self { state, tools: Arc::new(Self::tool_router()), prompts: Arc::new(Self::session_prompts()) }
     }
 
     /// Every tool the server offers: one router per module, added together.
     /// A module that brings tools adds its router here.
     #[must_use]
     pub fn tool_router() -> ToolRouter<Self> {
-        Self::code_tools()
+        let mut router = Self::code_tools();
+        router.merge(Self::session_tools());
+        session_tools::advertise_session_id(&mut router);
+        router
     }
 
     /// The shared state (repository root, index, configuration, hooks).
@@ -133,6 +138,8 @@ impl ServerHandler for CodeIntelServer {
                 return Ok(refused.into());
             }
         }
+        let mut request = request;
+        session_tools::strip_session_id(&mut request);
         let response = self.tools.call(ToolCallContext::new(self, request, context)).await?;
         if let CallToolResponse::Complete(result) = &response {
             for hook in &hooks {
