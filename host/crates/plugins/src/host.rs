@@ -166,8 +166,9 @@ impl PluginHost {
         };
         host.engine = Some(engine);
         let mut loaded: Vec<Plugin> = Vec::new();
-        for (path, source) in files {
-            match load_plugin(engine, path, *source, &host.options) {
+        let results = load_all(engine, files, &host.options);
+        for ((path, source), result) in files.iter().zip(results) {
+            match result {
                 Ok(plugin) => {
                     if let Some(i) = loaded.iter().position(|p| p.summary.name == plugin.summary.name) {
                         let old = loaded.remove(i);
@@ -340,6 +341,39 @@ fn instantiate(engine: &Engine, pre: &Pre, limits: &Limits) -> wasmtime::Result<
     Ok(Live { store, bindings })
 }
 
+/// Loads `files` on up to one thread per core (deserializing and
+/// instantiating is CPU work; compiling on a cold cache even more so). The
+/// results are in the order of `files`.
+fn load_all(engine: &'static Engine, files: &[(PathBuf, SourceKind)], options: &HostOptions) -> Vec<Result<Plugin, (Option<String>, String)>> {
+    let workers = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(files.len());
+    if workers <= 1 {
+        return files.iter().map(|(path, source)| load_plugin(engine, path, *source, options)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Result<Plugin, (Option<String>, String)>>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((path, source)) = files.get(i) else { break };
+                    let result = load_plugin(engine, path, *source, options);
+                    *slots[i].lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(result);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .zip(files)
+        .map(|(slot, (path, _))| {
+            slot.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .unwrap_or_else(|| Err((None, format!("loading {} did not complete", path.display()))))
+        })
+        .collect()
+}
+
 /// Loads one plugin file: component (cached), version check, instance, `info`.
 fn load_plugin(engine: &'static Engine, path: &Path, source: SourceKind, options: &HostOptions) -> Result<Plugin, (Option<String>, String)> {
     let started = Instant::now();
@@ -399,4 +433,47 @@ fn check_info(info: &PluginInfo) -> Result<GlobSet, String> {
         set.add(glob);
     }
     set.build().map_err(|e| format!("file patterns do not compile: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_can_be_shared_across_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<PluginHost>();
+    }
+
+    #[test]
+    fn patterns_do_not_cross_directories_with_a_single_star() {
+        let info = PluginInfo {
+            name: "x".into(),
+            version: "1".into(),
+            description: String::new(),
+            languages: vec![],
+            file_patterns: vec!["*.md".into(), "**/*.py".into(), "**/*.blade.php".into()],
+            priority: 0,
+        };
+        let globs = check_info(&info).unwrap();
+        assert!(globs.is_match("README.md") && !globs.is_match("docs/a.md"));
+        assert!(globs.is_match("a.py") && globs.is_match("src/pkg/a.py"));
+        assert!(globs.is_match("resources/views/welcome.blade.php"));
+    }
+
+    #[test]
+    fn bad_info_is_explained() {
+        let base = PluginInfo {
+            name: "ok".into(),
+            version: "1".into(),
+            description: String::new(),
+            languages: vec![],
+            file_patterns: vec!["**/*.py".into()],
+            priority: 0,
+        };
+        let err = |info: PluginInfo| check_info(&info).unwrap_err();
+        assert!(err(PluginInfo { name: "Bad Name".into(), ..base.clone() }).contains("invalid plugin name"));
+        assert!(err(PluginInfo { file_patterns: vec![], ..base.clone() }).contains("no file patterns"));
+        assert!(err(PluginInfo { file_patterns: vec!["src/[".into()], ..base }).contains("invalid file pattern"));
+    }
 }

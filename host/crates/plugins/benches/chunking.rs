@@ -1,0 +1,162 @@
+//! Plugin host benchmarks.
+//!
+//! - `python/*`, `php/*`: chunking throughput of the python and php plugins
+//!   on a generated corpus (`plugin`), next to native tree-sitter parsing of
+//!   the same bytes (`native_parse`) in the same run. Goal: plugin >= 0.7x
+//!   native. Both run on one thread.
+//! - `load/*`: what `code-intel plugin list` does (load every plugin in
+//!   `<target>/release/plugins`) with a warm cache and with a cold one.
+//!   Goal: warm < 50 ms.
+//!
+//! Build the plugins first: `cargo xtask plugins`; then
+//! `cargo bench -p code-intel-plugins --bench chunking`. Without the plugins
+//! the bench says so and measures nothing.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use code_intel_core::Chunker;
+use code_intel_plugins::{HostOptions, PluginDir, PluginHost, SourceKind, syntax};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+
+/// Files per generated corpus and classes per file: 100 files of ~13 KB
+/// (1.3 MB) per language, large enough that per-file overhead and per-byte
+/// cost both show, small enough for ten samples on a two-core machine.
+const FILES: usize = 100;
+const CLASSES_PER_FILE: usize = 6;
+
+fn plugin_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    // <target>/release/deps/<bench> -> <target>/release/plugins
+    let dir = exe.parent()?.parent()?.join("plugins");
+    dir.is_dir().then_some(dir)
+}
+
+fn python_file(i: usize) -> String {
+    let mut s = format!("\"\"\"Module {i}: orders, invoices and their services.\"\"\"\n\nimport os\nimport json\nfrom dataclasses import dataclass, field\nfrom typing import Optional\n\nfrom app.models import User, Order\n\n");
+    for c in 0..CLASSES_PER_FILE {
+        let _ = write!(
+            s,
+            "@dataclass\nclass Service{i}x{c}(BaseService):\n    \"\"\"Handles case {c} of module {i}.\n\n    Keeps the totals consistent.\n    \"\"\"\n\n    name: str = \"svc{c}\"\n    items: list = field(default_factory=list)\n\n"
+        );
+        for m in 0..4 {
+            let _ = write!(
+                s,
+                "    @property\n    def total_{m}(self) -> int:\n        \"\"\"Sum of item {m}.\"\"\"\n        result = 0\n        for item in self.items:\n            if item.kind == {m} and not item.deleted:\n                result += item.price * item.quantity\n        return result\n\n    async def fetch_{m}(self, user: User, order_id: Optional[int] = None) -> Order:\n        data = await self.client.get(f\"/orders/{{order_id}}\", params={{\"user\": user.id}})\n        return Order(**json.loads(data))\n\n"
+            );
+        }
+    }
+    for f in 0..5 {
+        let _ = write!(s, "def helper_{i}_{f}(value, *args, **kwargs):\n    \"\"\"Helper {f}.\"\"\"\n    return [v for v in args if v is not None and v != value]\n\n\n");
+    }
+    s
+}
+
+fn php_file(i: usize) -> String {
+    let mut s = format!("<?php\n\ndeclare(strict_types=1);\n\nnamespace App\\Services\\Module{i};\n\nuse App\\Models\\User;\nuse App\\Models\\Order as OrderModel;\nuse Illuminate\\Support\\Collection;\nuse Psr\\Log\\LoggerInterface;\n\n");
+    for c in 0..CLASSES_PER_FILE {
+        let _ = write!(
+            s,
+            "/**\n * Handles case {c} of module {i}.\n */\nclass Service{c} extends BaseService implements HandlesOrders\n{{\n    use Loggable;\n\n    protected $fillable = ['name', 'total', 'user_id'];\n\n    public function __construct(\n        private readonly LoggerInterface $logger,\n        private OrderModel $orders,\n        int $retries = 3,\n    ) {{\n    }}\n\n    public function user()\n    {{\n        return $this->belongsTo(User::class);\n    }}\n\n"
+        );
+        for m in 0..4 {
+            let _ = write!(
+                s,
+                "    /**\n     * Total of kind {m}.\n     */\n    public function total{m}(Collection $items, ?User $user = null): int\n    {{\n        $result = 0;\n        foreach ($items as $item) {{\n            if ($item->kind === {m} && !$item->deleted) {{\n                $result += $item->price * $item->quantity;\n            }}\n        }}\n        $this->logger->info(\"total {m}\", ['user' => $user?->id]);\n        return $result;\n    }}\n\n"
+            );
+        }
+        s.push_str("}\n\n");
+    }
+    s
+}
+
+fn corpus(generate: fn(usize) -> String, ext: &str) -> Vec<(String, String)> {
+    (0..FILES).map(|i| (format!("src/module{i}/service{i}.{ext}"), generate(i))).collect()
+}
+
+fn throughput(c: &mut Criterion, host: &PluginHost, language: &str, plugin: &str, files: &[(String, String)]) {
+    let bytes: usize = files.iter().map(|(_, s)| s.len()).sum();
+    // Sanity check outside the timing: the plugin really chunks these files.
+    let sample = host.chunk_file(&files[0].0, &files[0].1);
+    assert_eq!(sample.chunker, plugin, "{plugin} did not chunk the corpus: {:?}", sample.failures);
+    eprintln!(
+        "{language}: {} files, {:.1} MB, {} chunks in the first file",
+        files.len(),
+        bytes as f64 / 1e6,
+        sample.chunks.len()
+    );
+    let mut group = c.benchmark_group(language);
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function("plugin", |b| {
+        b.iter(|| {
+            let mut chunks = 0;
+            for (path, content) in files {
+                let file = host.chunk_file(path, content);
+                debug_assert_eq!(file.chunker, plugin);
+                chunks += file.chunks.len();
+            }
+            chunks
+        });
+    });
+    group.bench_function("native_parse", |b| {
+        b.iter(|| {
+            let mut nodes = 0;
+            for (_, content) in files {
+                let tree = syntax::parse(language, content).expect("corpus parses");
+                nodes += usize::from(tree.has_errors());
+            }
+            nodes
+        });
+    });
+    group.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let Some(dir) = plugin_dir() else {
+        eprintln!("SKIPPED: no <target>/release/plugins directory; build the plugins with `cargo xtask plugins` first");
+        return;
+    };
+    let dirs = [PluginDir { path: dir.clone(), kind: SourceKind::BesideBinary }];
+    let warm_cache = tempfile::tempdir().expect("temporary cache directory");
+    let options = || HostOptions { cache_dir: Some(warm_cache.path().to_path_buf()), ..HostOptions::default() };
+    let host = PluginHost::load_dirs(&dirs, options());
+    let names: Vec<String> = host.plugins().map(|p| p.name.clone()).collect();
+    for needed in ["python", "php"] {
+        if !names.iter().any(|n| n == needed) {
+            eprintln!("SKIPPED: plugin `{needed}` not found in {} (found: {names:?})", dir.display());
+            return;
+        }
+    }
+
+    throughput(c, &host, "python", "python", &corpus(python_file, "py"));
+    throughput(c, &host, "php", "php", &corpus(php_file, "php"));
+
+    let mut group = c.benchmark_group("load");
+    group.sample_size(10);
+    group.bench_function(format!("warm_cache_{}_plugins", names.len()), |b| {
+        b.iter(|| {
+            let host = PluginHost::load_dirs(&dirs, options());
+            assert!(host.plugins().all(|p| p.from_cache));
+            host.plugins().count()
+        });
+    });
+    group.measurement_time(Duration::from_secs(30));
+    group.bench_function(format!("cold_cache_{}_plugins", names.len()), |b| {
+        b.iter_batched(
+            || tempfile::tempdir().expect("temporary cache directory"),
+            |cold| {
+                let host = PluginHost::load_dirs(&dirs, HostOptions { cache_dir: Some(cold.path().to_path_buf()), ..HostOptions::default() });
+                assert!(host.plugins().all(|p| !p.from_cache));
+                host.plugins().count()
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(plugin_benches, benches);
+criterion_main!(plugin_benches);
