@@ -156,5 +156,12 @@ pub fn real_model_dir(test: &str) -> Option<PathBuf> {
 
 /// The fixture project of the semantic tests.
 pub fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/semantic-app")
+    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    loop {
+        let candidate = dir.join("fixtures/semantic-app");
+        if candidate.is_dir() {
+            return candidate;
+        }
+        assert!(dir.pop(), "fixtures/semantic-app not found above {}", env!("CARGO_MANIFEST_DIR"));
+    }
 }
