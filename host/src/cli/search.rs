@@ -50,9 +50,11 @@ fn search(args: &SearchArgs) -> Result<String, String> {
     let root = super::index::resolve_repo(args.repo.as_deref())?;
     let store = Store::open_existing(&config::database_path(&root)).map_err(|e| e.to_string())?;
     let query = LexicalQuery { text: &args.query, path_glob: args.path.as_deref(), kinds: args.kinds.clone(), limit: args.limit };
+    let started = std::time::Instant::now();
     let hits = lexical::search(&store, &query).map_err(|e| e.to_string())?;
+    let query_ms = started.elapsed().as_secs_f64() * 1000.0;
     if args.json {
-        let value = serde_json::json!({ "query": args.query, "mode": "lexical", "results": hits });
+        let value = serde_json::json!({ "query": args.query, "mode": "lexical", "query_ms": query_ms, "results": hits });
         return Ok(serde_json::to_string_pretty(&value).unwrap_or_default() + "\n");
     }
     if hits.is_empty() {
