@@ -1769,7 +1769,10 @@ impl Workflow {
                 Outcome::Success => {
                     let frame = s.frame.clone().unwrap_or_default();
                     let facts: Vec<&MappedSymbol> = frame.mapped_symbols.iter().filter(|m| m.source == Source::Fact && m.tier != Tier::Rejected).collect();
-                    match (frame.value(Slot::TargetFeature), facts.is_empty()) {
+                    // The NL side of the pair: the request's own words first, else what
+                    // exploration resolved.
+                    let term = frame.slots.get(&Slot::TargetFeature).map(|x| x.value.as_str()).or_else(|| frame.value(Slot::TargetFeature));
+                    match (term, facts.is_empty()) {
                         (Some(term), false) => {
                             let id = new_id("agr");
                             let rel_path = format!("{}/agreements/{id}.md", code_intel_core::config::STATE_DIR_NAME);
