@@ -157,7 +157,7 @@ pub fn chunk_filament(source: &str) -> Result<ChunkOutcome, PluginError> {
         };
         return Ok(ChunkOutcome::Decline(why));
     }
-    let calls = Calls::collect(&php.tree)?;
+    let calls = &php.calls;
     let mut set = ChunkSet::new(source);
     for (i, class) in php.classes.iter().enumerate() {
         let role = roles.iter().find(|(j, _)| *j == i).map(|(_, r)| *r);

@@ -8,9 +8,10 @@
 
 use std::collections::HashMap;
 
-use code_intel_plugin_sdk::{Matches, PluginError, Span, Tree};
+use code_intel_plugin_sdk::{Matches, PluginError, QueryMatch, Span, Tree};
 
-const CALLS: &str = "
+/// Scoped, member and null-safe member calls (patterns 0, 1, 2).
+pub(crate) const CALLS: &str = "
 (scoped_call_expression scope: (_) @target name: (name) @name arguments: (arguments) @args) @call
 (member_call_expression object: (_) @target name: (name) @name arguments: (arguments) @args) @call
 (nullsafe_member_call_expression object: (_) @target name: (name) @name arguments: (arguments) @args) @call
@@ -56,8 +57,15 @@ impl Calls {
     /// # Errors
     /// A query bug.
     pub fn collect(tree: &Tree) -> Result<Self, PluginError> {
+        Ok(Self::from_matches(tree.query(CALLS)?))
+    }
+
+    /// Builds from the matches of [`CALLS`] (run alone or as part of a
+    /// larger query, patterns renumbered from 0).
+    #[must_use]
+    pub fn from_matches(matches: Vec<QueryMatch>) -> Self {
         let mut calls = Vec::new();
-        for m in tree.query(CALLS)? {
+        for m in matches {
             let (Some(call), Some(target), Some(name), Some(args)) = (m.get("call"), m.get("target"), m.get("name"), m.get("args"))
             else {
                 continue;
@@ -80,7 +88,7 @@ impl Calls {
             .filter(|(_, c)| c.kind == CallKind::Member)
             .map(|(i, c)| (key(c.target_span), i))
             .collect();
-        Ok(Self { calls, by_span, next })
+        Self { calls, by_span, next }
     }
 
     /// The call whose object is call `i`'s result (the next link of its chain).

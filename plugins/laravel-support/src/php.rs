@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use code_intel_plugin_sdk::text::{docblock, elide, one_line, split_top_level, unquote};
-use code_intel_plugin_sdk::{ChunkBuilder, Matches, PluginError, Span, Tree, parse};
+use code_intel_plugin_sdk::{ChunkBuilder, Matches, PluginError, QueryMatch, Span, Tree, parse};
+
+use crate::calls::{self, Calls};
 
 /// Classes, with their name and body (named and anonymous, e.g. migrations'
 /// `return new class extends Migration { ... }`).
@@ -127,6 +129,59 @@ pub struct PhpFile<'s> {
     /// Alias (last segment or `as` name) -> fully qualified name.
     pub imports: BTreeMap<String, String>,
     pub classes: Vec<ClassInfo>,
+    /// Every call of the file (see [`Calls`]).
+    pub calls: Calls,
+}
+
+/// The queries [`PhpFile::parse`] runs, in the order they are concatenated
+/// into one query (one tree walk per file), with their pattern counts.
+const GROUPS: &[(&str, u32)] = &[
+    (CLASSES, 2),
+    (BASES, 2),
+    (INTERFACES, 1),
+    (TRAITS, 1),
+    (USES, 1),
+    (NAMESPACE, 1),
+    (METHODS, 1),
+    (METHOD_BODIES, 1),
+    (METHOD_RETURNS, 1),
+    (DOCS, 3),
+    (PROPERTIES, 1),
+    (PROPERTY_VALUES, 1),
+    (calls::CALLS, 3),
+];
+
+/// The matches of one query of [`GROUPS`], patterns renumbered from 0.
+struct Grouped {
+    groups: Vec<Vec<QueryMatch>>,
+}
+
+impl Grouped {
+    fn run(tree: &Tree) -> Result<Self, PluginError> {
+        let query: String = GROUPS.iter().map(|(q, _)| *q).collect::<Vec<_>>().join("\n");
+        let mut starts = Vec::with_capacity(GROUPS.len());
+        let mut at = 0;
+        for (_, count) in GROUPS {
+            starts.push(at);
+            at += count;
+        }
+        let mut groups: Vec<Vec<QueryMatch>> = vec![Vec::new(); GROUPS.len()];
+        for mut m in tree.query(&query)? {
+            let group = starts.partition_point(|&s| s <= m.pattern) - 1;
+            m.pattern -= starts[group];
+            groups[group].push(m);
+        }
+        Ok(Self { groups })
+    }
+
+    fn take(&mut self, query: &str) -> Vec<QueryMatch> {
+        let index = GROUPS.iter().position(|(q, _)| *q == query).expect("query is one of GROUPS");
+        std::mem::take(&mut self.groups[index])
+    }
+
+    fn captures(&mut self, query: &str, name: &str) -> Vec<code_intel_plugin_sdk::Capture> {
+        self.take(query).into_iter().flat_map(|m| m.captures.into_iter().filter(|c| c.name == name)).collect()
+    }
 }
 
 impl<'s> PhpFile<'s> {
@@ -136,19 +191,21 @@ impl<'s> PhpFile<'s> {
     /// The host cannot parse PHP, or a query is broken (a plugin bug).
     pub fn parse(source: &'s str) -> Result<Self, PluginError> {
         let tree = parse("php", source)?;
-        let namespace = tree.captures(NAMESPACE, "ns")?.first().map(|c| c.text.clone());
+        let mut grouped = Grouped::run(&tree)?;
+        let namespace = grouped.captures(NAMESPACE, "ns").first().map(|c| c.text.clone());
         let mut imports = BTreeMap::new();
-        for capture in tree.captures(USES, "use")? {
+        for capture in grouped.captures(USES, "use") {
             parse_use(&capture.text, &mut imports);
         }
-        let mut file = Self { source, tree, namespace, imports, classes: Vec::new() };
-        file.classes = file.collect_classes()?;
+        let calls = Calls::from_matches(grouped.take(calls::CALLS));
+        let mut file = Self { source, tree, namespace, imports, classes: Vec::new(), calls };
+        file.classes = file.collect_classes(&mut grouped);
         Ok(file)
     }
 
-    fn collect_classes(&self) -> Result<Vec<ClassInfo>, PluginError> {
+    fn collect_classes(&self, grouped: &mut Grouped) -> Vec<ClassInfo> {
         let mut classes = Vec::new();
-        for m in self.tree.query(CLASSES)? {
+        for m in grouped.take(CLASSES) {
             let (Some(class), Some(body)) = (m.get("class"), m.get("body")) else { continue };
             let name = m.text("name").map(str::to_string);
             let fqcn = name.as_ref().map(|n| self.qualify(n));
@@ -166,45 +223,45 @@ impl<'s> PhpFile<'s> {
                 properties: Vec::new(),
             });
         }
-        for m in self.tree.query(BASES)? {
+        for m in grouped.take(BASES) {
             let (Some(class), Some(base)) = (m.get("class"), m.get("base")) else { continue };
             if let Some(c) = classes.iter_mut().find(|c| c.span == Span::of(class)) {
                 c.base = Some(base.text.clone());
                 c.base_fqcn = Some(self.resolve(&base.text));
             }
         }
-        for capture in self.tree.captures(INTERFACES, "iface")? {
+        for capture in grouped.captures(INTERFACES, "iface") {
             if let Some(c) = innermost_mut(&mut classes, Span::of(&capture)) {
                 let resolved = self.resolve(&capture.text);
                 c.interfaces.push(resolved);
             }
         }
-        for capture in self.tree.captures(TRAITS, "trait")? {
+        for capture in grouped.captures(TRAITS, "trait") {
             if let Some(c) = innermost_body_mut(&mut classes, Span::of(&capture)) {
                 let resolved = self.resolve(&capture.text);
                 c.traits.push(resolved);
             }
         }
         let mut docs: BTreeMap<u32, String> = BTreeMap::new();
-        for m in self.tree.query(DOCS)? {
+        for m in grouped.take(DOCS) {
             let (Some(doc), Some(decl)) = (m.get("doc"), m.get("decl")) else { continue };
             if let Some(text) = docblock(&doc.text) {
                 docs.insert(decl.start_byte, text);
             }
         }
         let mut bodies: BTreeMap<u32, Span> = BTreeMap::new();
-        for m in self.tree.query(METHOD_BODIES)? {
+        for m in grouped.take(METHOD_BODIES) {
             if let (Some(method), Some(body)) = (m.get("method"), m.get("body")) {
                 bodies.insert(method.start_byte, Span::of(body));
             }
         }
         let mut returns: BTreeMap<u32, String> = BTreeMap::new();
-        for m in self.tree.query(METHOD_RETURNS)? {
+        for m in grouped.take(METHOD_RETURNS) {
             if let (Some(method), Some(ret)) = (m.get("method"), m.get("ret")) {
                 returns.insert(method.start_byte, ret.text.clone());
             }
         }
-        for m in self.tree.query(METHODS)? {
+        for m in grouped.take(METHODS) {
             let (Some(method), Some(name), Some(params)) = (m.get("method"), m.get("name"), m.get("params")) else { continue };
             let span = Span::of(method);
             let body = bodies.get(&method.start_byte).copied();
@@ -226,12 +283,12 @@ impl<'s> PhpFile<'s> {
             }
         }
         let mut values: BTreeMap<(u32, String), String> = BTreeMap::new();
-        for m in self.tree.query(PROPERTY_VALUES)? {
+        for m in grouped.take(PROPERTY_VALUES) {
             if let (Some(prop), Some(name), Some(value)) = (m.get("prop"), m.get("name"), m.get("value")) {
                 values.insert((prop.start_byte, name.text.clone()), value.text.clone());
             }
         }
-        for m in self.tree.query(PROPERTIES)? {
+        for m in grouped.take(PROPERTIES) {
             let (Some(prop), Some(name)) = (m.get("prop"), m.get("name")) else { continue };
             let span = Span::of(prop);
             let head = prop.text.split('$').next().unwrap_or_default();
@@ -248,7 +305,7 @@ impl<'s> PhpFile<'s> {
         for class in &mut classes {
             class.doc = docs.get(&class.span.start_byte).cloned();
         }
-        Ok(classes)
+        classes
     }
 
     /// `Name` declared in this file's namespace, fully qualified.

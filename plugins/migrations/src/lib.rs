@@ -66,7 +66,7 @@ struct SchemaOp {
 /// The host cannot parse PHP.
 pub fn chunk_migration(path: &str, source: &str) -> Result<ChunkOutcome, PluginError> {
     let php = PhpFile::parse(source)?;
-    let calls = Calls::collect(&php.tree)?;
+    let calls = &php.calls;
     let ops = schema_ops(&php, &calls);
     let migration_class = php.class_extending(&["Migration"]);
     if migration_class.is_none() && ops.is_empty() {
