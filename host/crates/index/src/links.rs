@@ -143,12 +143,12 @@ impl<'a> Facts<'a> {
                 }
                 _ => {}
             }
-            if s.metadata.get("eloquent_model").and_then(Value::as_bool) == Some(true) {
-                if let Some(fqcn) = s.qualified_name.as_deref() {
-                    let table = s.metadata.get("table").and_then(Value::as_str).map_or_else(|| conventional_table(fqcn), str::to_string);
-                    facts.models_by_table.entry(table.clone()).or_default().push((fqcn, &s.path, &s.chunk_id));
-                    facts.table_of_model.insert(fqcn, table);
-                }
+            if s.metadata.get("eloquent_model").and_then(Value::as_bool) == Some(true)
+                && let Some(fqcn) = s.qualified_name.as_deref()
+            {
+                let table = s.metadata.get("table").and_then(Value::as_str).map_or_else(|| conventional_table(fqcn), str::to_string);
+                facts.models_by_table.entry(table.clone()).or_default().push((fqcn, &s.path, &s.chunk_id));
+                facts.table_of_model.insert(fqcn, table);
             }
         }
         facts.psr4.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
@@ -309,11 +309,11 @@ pub fn resolve(sources: &[LinkSource], files: &HashSet<String>, routes: &[RouteD
         }
 
         // An Eloquent model -> the migrations of its table.
-        if s.metadata.get("eloquent_model").and_then(Value::as_bool) == Some(true) {
-            if let Some(table) = s.qualified_name.as_deref().and_then(|q| facts.table_of_model.get(q)) {
-                for (path, chunk) in facts.tables.get(table).into_iter().flatten() {
-                    add(s, ((*path).to_string(), Some((*chunk).to_string())), None, "table", &format!("table:{table}"));
-                }
+        if s.metadata.get("eloquent_model").and_then(Value::as_bool) == Some(true)
+            && let Some(table) = s.qualified_name.as_deref().and_then(|q| facts.table_of_model.get(q))
+        {
+            for (path, chunk) in facts.tables.get(table).into_iter().flatten() {
+                add(s, ((*path).to_string(), Some((*chunk).to_string())), None, "table", &format!("table:{table}"));
             }
         }
         // A migration's table -> its models.
@@ -437,9 +437,12 @@ fn closing(text: &str, mask: &[bool], open: usize) -> Option<usize> {
     None
 }
 
+/// One call of a chain: method name, argument text, where the arguments start.
+type ChainCall = (String, String, usize);
+
 /// The calls of a chain starting at `start` (`Route::get(...)->name(...)`):
 /// `(method, args inner text, args start)`, and where the chain ends.
-fn chain(text: &str, mask: &[bool], start: usize) -> (Vec<(String, String, usize)>, usize) {
+fn chain(text: &str, mask: &[bool], start: usize) -> (Vec<ChainCall>, usize) {
     let b = text.as_bytes();
     let mut calls = Vec::new();
     let mut i = start;
@@ -545,7 +548,7 @@ pub fn parse_routes(path: &str, text: &str) -> Vec<RouteDef> {
     let line_of = |at: usize| u32::try_from(text[..at].bytes().filter(|&c| c == b'\n').count() + 1).unwrap_or(u32::MAX);
     // Name prefixes of groups: (closure start, closure end, prefix).
     let mut groups: Vec<(usize, usize, String)> = Vec::new();
-    let mut pending: Vec<(usize, Vec<(String, String, usize)>)> = Vec::new();
+    let mut pending: Vec<(usize, Vec<ChainCall>)> = Vec::new();
     let mut from = 0;
     while let Some(pos) = text[from..].find("Route::") {
         let at = from + pos;
