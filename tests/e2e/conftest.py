@@ -52,11 +52,22 @@ def mini_repo(tmp_path: Path) -> Path:
     return copy_fixture("mini-repo", tmp_path)
 
 
+def server_env() -> dict:
+    """The server's environment: no model hub (tests never download); the
+    test model, when scripts/fetch-test-model provided one, as the model."""
+    env = dict(os.environ)
+    env.setdefault("CODE_INTEL_LOG", "warn")
+    env["CODE_INTEL_OFFLINE"] = "1"
+    model = os.environ.get("CODE_INTEL_TEST_MODEL_DIR")
+    if model:
+        env["CODE_INTEL_MODEL_DIR"] = model
+    return env
+
+
 def server_params(bin_path: str, repo: Path, *extra: str):
     from mcp.client.stdio import StdioServerParameters
 
-    env = dict(os.environ)
-    env.setdefault("CODE_INTEL_LOG", "warn")
+    env = server_env()
     return StdioServerParameters(command=bin_path, args=["serve", "--repo", str(repo), *extra], env=env)
 
 
@@ -64,8 +75,7 @@ class RawServer:
     """`code-intel serve` driven with hand-written JSON-RPC lines."""
 
     def __init__(self, bin_path: str, repo: Path, *extra: str):
-        env = dict(os.environ)
-        env.setdefault("CODE_INTEL_LOG", "warn")
+        env = server_env()
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             [bin_path, "serve", "--repo", str(repo), *extra],

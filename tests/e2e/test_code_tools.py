@@ -152,8 +152,9 @@ async def test_every_code_tool_on_the_fixture(code_intel_bin, mini_repo, mode):
         # semantic_search: results, and says how complete the vector index is.
         r, data, text = await call(client, "semantic_search", {"query": "rename a user", "n_results": 5})
         assert not r.is_error, text
-        assert "vector_search" in data
-        assert data["results"], data
+        assert data["vector_search"], data
+        assert data["confidence"] == "HYPOTHESIS"
+        assert any(h["name"] == "rename" for h in data["results"]), data
 
         # index_status: counts.
         r, data, text = await call(client, "index_status", {})
@@ -243,3 +244,30 @@ async def test_unknown_tool_is_a_protocol_error(code_intel_bin, mini_repo):
             await client.call_tool("no_such_tool", {})
         assert "no_such_tool" in str(err.value)
         assert "search_text" in str(err.value)
+
+
+async def test_semantic_search_uses_vectors_once_embedded(code_intel_bin, mini_repo):
+    """With a model (scripts/fetch-test-model), chunks are embedded in the
+    background after the sync and semantic_search becomes hybrid."""
+    import anyio
+
+    if not os.environ.get("CODE_INTEL_TEST_MODEL_DIR"):
+        pytest.skip("no test model: run scripts/fetch-test-model and export CODE_INTEL_TEST_MODEL_DIR")
+    async with client_for(code_intel_bin, mini_repo, "legacy") as client:
+        await wait_indexed(client)
+        status = {}
+        with anyio.move_on_after(180):
+            while True:
+                _, status, _ = await call(client, "index_status", {})
+                if status["vector_search"] == "ready":
+                    break
+                await anyio.sleep(0.5)
+        assert status["vector_search"] == "ready", status
+        r, data, text = await call(client, "semantic_search", {"query": "change the name of a person", "n_results": 5})
+        assert not r.is_error, text
+        assert data["mode"] == "hybrid", data
+        assert data["vector_search"] == "ready"
+        assert any(h["source"] in ("vector", "hybrid") for h in data["results"]), data
+        assert any(h["name"] in ("rename", "rename_user") for h in data["results"]), data
+        r, data, _ = await call(client, "semantic_search", {"query": "xqzzv kjhgf", "n_results": 5})
+        assert data["results"] == [] or data["notes"], data

@@ -378,12 +378,22 @@ pub struct SemanticHit {
     pub qualified_name: Option<String>,
     pub start_line: u32,
     pub end_line: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
-    /// Relevance (higher is better; comparable within one response only).
+    /// Relevance (0-1 in hybrid and semantic ranking; BM25 in keyword-only ranking).
     pub score: f64,
-    /// `lexical`, `vector` or `hybrid`.
+    /// Cosine similarity, when the vector side found the chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_score: Option<f64>,
+    /// `lexical`, `vector` or `hybrid` (found by both).
     pub source: String,
+}
+
+/// A hit in the map of agreements (past successful NL -> symbol mappings).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MapHitOut {
+    pub text: String,
+    pub symbols: Vec<String>,
+    pub files: Vec<String>,
+    pub score: f64,
 }
 
 /// Result of `semantic_search`.
@@ -391,8 +401,15 @@ pub struct SemanticHit {
 pub struct SemanticSearchResult {
     pub query: String,
     pub collection: String,
+    /// `hybrid`, `semantic` or `lexical`: the ranking actually used.
+    pub mode: String,
     pub results: Vec<SemanticHit>,
-    /// `available`, `partial: N% embedded`, or `unavailable: <reason>` (then results are lexical only).
+    /// A map hit answered the query (score >= 0.7); the code was not searched.
+    pub short_circuit: bool,
+    /// Agreements matching the query: the answer when `short_circuit`, hints otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub map_hits: Vec<MapHitOut>,
+    /// `ready`, `partial: N%`, `initializing`, or `unavailable: <reason>` (then results are keyword matches only).
     pub vector_search: String,
     /// Results are hypotheses until an exact tool (find_definitions, get_function_at_line) confirms them.
     pub confidence: String,
@@ -444,6 +461,9 @@ pub struct IndexStatusResult {
     /// Summary of the last sync run by this server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_sync: Option<SyncSummary>,
+    /// `ready`, `partial: N%` (embedding under way), `initializing` (model
+    /// loading) or `unavailable: <reason>` (semantic search is keyword-only).
+    pub vector_search: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config_warnings: Vec<String>,
 }
@@ -1055,40 +1075,42 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
         if let Err(e) = state.wait_for_index().await {
             return Ok(unavailable(&e));
         }
-        let mut notes = Vec::new();
-        let vector_search = "unavailable: no embedding model is loaded in this server; results are keyword (BM25) matches".to_string();
-        if collection == CollectionArg::Map {
-            notes.push("the map collection needs embeddings; it is empty in keyword-only mode".to_string());
-        }
-        let kinds = args.kinds.unwrap_or_default();
-        let query = args.query.clone();
-        let st = state.clone();
-        let hits = if collection == CollectionArg::Map {
-            Ok(Ok(Vec::new()))
-        } else {
-            blocking(move || {
-                st.with_store(|s| {
-                    let Some(expr) = code_intel_store::tokenize::match_expression(&query, true) else {
-                        return Ok(Vec::new());
-                    };
-                    let exact = query.split_whitespace().next().filter(|_| !query.trim().contains(' '));
-                    let accept = |p: &str| definitions::under(p, &path_prefix);
-                    s.fts_search(&expr, exact, &kinds, &accept, n_results.saturating_add(1))
-                })
-            })
-            .await?
+        let path_glob = match path_prefix.as_str() {
+            "" => None,
+            p if state.root().path().join(p).is_dir() => Some(format!("{}/**", glob_escape(p))),
+            p => Some(glob_escape(p)),
         };
-        let mut hits = match hits {
-            Ok(Ok(h)) => h,
+        let request = code_intel_search::hybrid::SearchRequest {
+            query: args.query.clone(),
+            mode: None,
+            collection: match collection {
+                CollectionArg::Auto => code_intel_search::semantic::Collection::Auto,
+                CollectionArg::Forest => code_intel_search::semantic::Collection::Forest,
+                CollectionArg::Map => code_intel_search::semantic::Collection::Map,
+            },
+            n_results,
+            filters: code_intel_search::semantic::Filters { path_glob, kinds: args.kinds.unwrap_or_default() },
+            weights: state.config().search_weights.clone(),
+            model_wait: code_intel_search::semantic::MODEL_WAIT,
+        };
+        let st = state.clone();
+        let response = blocking(move || {
+            let vectors = st.vectors();
+            st.with_store(|s| code_intel_search::hybrid::search(s, Some(&vectors), &request))
+        })
+        .await?;
+        let response = match response {
+            Ok(Ok(r)) => r,
+            Ok(Err(code_intel_search::semantic::SearchError::BadFilter(e))) => {
+                return Ok(arg_error(&ArgError::new("path", e)));
+            }
             Ok(Err(e)) => return Ok(tool_error(format!("search failed: {e}"))),
             Err(e) => return Ok(unavailable(&e)),
         };
-        let mut truncated = hits.len() > n_results;
-        hits.truncate(n_results);
-        if truncated {
-            notes.push(format!("more matches than n_results={n_results}"));
-        }
-        if hits.is_empty() {
+        let mut notes = Vec::new();
+        if let Some(message) = &response.message {
+            notes.push(message.clone());
+        } else if response.no_confident_match {
             notes.push("no confident match; try other words, search_text, or find_definitions with match=\"fuzzy\"".to_string());
         }
         let mut result = SemanticSearchResult {
@@ -1099,32 +1121,48 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
                 CollectionArg::Map => "map",
             }
             .to_string(),
-            results: hits
+            mode: format!("{:?}", response.mode).to_lowercase(),
+            results: response
+                .hits
                 .into_iter()
-                .map(|h| SemanticHit {
-                    path: h.path,
-                    name: h.name,
-                    kind: h.kind,
-                    qualified_name: h.qualified_name,
-                    start_line: h.start_line,
-                    end_line: h.end_line,
-                    signature: h.signature.map(|s| s.lines().next().unwrap_or("").trim().to_string()),
-                    score: h.score,
-                    source: "lexical".to_string(),
+                .map(|h| {
+                    let lexical = h.arms.contains(&code_intel_search::hybrid::Arm::Lexical);
+                    let vector = h.arms.contains(&code_intel_search::hybrid::Arm::Vector);
+                    SemanticHit {
+                        source: match (lexical, vector) {
+                            (true, true) => "hybrid",
+                            (false, true) => "vector",
+                            _ => "lexical",
+                        }
+                        .to_string(),
+                        path: h.file,
+                        name: h.name,
+                        kind: h.kind,
+                        qualified_name: h.qualified_name,
+                        start_line: h.start_line,
+                        end_line: h.end_line,
+                        score: h.score,
+                        vector_score: h.vector_score.map(f64::from),
+                    }
                 })
                 .collect(),
-            vector_search,
+            short_circuit: response.short_circuit,
+            map_hits: response
+                .map_hits
+                .into_iter()
+                .map(|m| MapHitOut { text: m.text, symbols: m.symbols, files: m.files, score: f64::from(m.score) })
+                .collect(),
+            vector_search: response.vector_search,
             confidence: "HYPOTHESIS".to_string(),
-            truncated,
+            truncated: false,
             notes,
         };
         let reserved = budget::json_len(&result) + 400;
-        let dropped = budget::fit(&mut result.results, max_chars, reserved, |h, _| h.signature = None);
+        let dropped = budget::fit(&mut result.results, max_chars, reserved, |_, _| {});
         if dropped > 0 {
-            truncated = true;
+            result.truncated = true;
             note_dropped(&mut result.notes, dropped, "results", max_chars);
         }
-        result.truncated = truncated;
         let text = render::semantic(&result);
         success(&result, text)
     }
@@ -1212,15 +1250,16 @@ failures and fallbacks, index size, last sync.",
                 let stats = s.stats()?;
                 let failures = s.plugin_failures(STATUS_FAILURES)?;
                 let last = s.meta(code_intel_store::meta_keys::LAST_SYNC_MS)?.and_then(|v| v.parse::<u64>().ok());
-                Ok(Some((stats, failures, last)))
+                let vectors = st.vectors().status(s, std::time::Duration::ZERO)?.to_string();
+                Ok(Some((stats, failures, last, vectors)))
             })
             .map_err(|e| e.to_string())
             .and_then(|r| r.map_err(|e| e.to_string()))
         })
         .await?;
-        let (stats, failures, last_sync_unix_ms) = match stats {
-            Ok(Some(v)) => (v.0, v.1, v.2),
-            Ok(None) => (Default::default(), Vec::new(), None),
+        let (stats, failures, last_sync_unix_ms, vector_search) = match stats {
+            Ok(Some(v)) => v,
+            Ok(None) => (Default::default(), Vec::new(), None, "initializing".to_string()),
             Err(e) => return Ok(tool_error(format!("cannot read the index: {e}"))),
         };
         let db = state.database_path();
@@ -1249,11 +1288,17 @@ failures and fallbacks, index size, last sync.",
             index_size_bytes,
             last_sync_unix_ms,
             last_sync: state.last_sync(),
+            vector_search,
             config_warnings: state.config_warnings().to_vec(),
         };
         let text = render::index_status(&result);
         success(&result, text)
     }
+}
+
+/// Escapes glob metacharacters so a path matches only itself.
+fn glob_escape(path: &str) -> String {
+    path.chars().map(|c| if "*?[]{}!".contains(c) { format!("[{c}]") } else { c.to_string() }).collect()
 }
 
 /// A chunk's content starts at its definition, not at the start of its
@@ -1365,10 +1410,54 @@ pub async fn run_sync(
                 cancelled: report.cancelled,
             });
             state.set_phase(IndexPhase::Ready);
+            if !report.cancelled {
+                spawn_embedding(state.clone());
+            }
         }
         Err(message) => state.set_phase(IndexPhase::Failed { message: message.clone() }),
     }
     outcome
+}
+
+/// How long the background embedding pass waits for the model to finish
+/// loading (a cold start reads ~100 MB of weights); past that the pass is
+/// skipped and the next sync embeds.
+const EMBED_MODEL_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Embeds the chunks that have no vector yet, in the background (SPEC §4:
+/// search works at every moment and says how complete the vectors are).
+/// One pass at a time; cancelled when the client leaves.
+fn spawn_embedding(state: Arc<ServerState>) {
+    tokio::spawn(async move {
+        let _running = state.embed_lock().lock().await;
+        if state.cancelled() {
+            return;
+        }
+        let st = state.clone();
+        let outcome = tokio::task::spawn_blocking(move || -> Result<Option<code_intel_embed::EmbedReport>, String> {
+            let vectors = st.vectors();
+            let (encoder, model_state) = vectors.encoder(EMBED_MODEL_WAIT);
+            let Some(encoder) = encoder else {
+                tracing::info!(state = ?model_state, "no embedding model; semantic search stays keyword-only");
+                return Ok(None);
+            };
+            let mut store = code_intel_store::Store::open(st.database_path()).map_err(|e| e.to_string())?;
+            let cancel = st.cancel_flag();
+            let report =
+                code_intel_embed::embed_pending(&mut store, &encoder, &|_| {}, Some(&cancel)).map_err(|e| e.to_string())?;
+            if !report.cancelled {
+                vectors.sync(&store).map_err(|e| e.to_string())?;
+            }
+            Ok(Some(report))
+        })
+        .await;
+        match outcome {
+            Ok(Ok(Some(report))) => tracing::info!(chunks = report.embedded_chunks, ms = report.elapsed_ms, "embedding pass done"),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::warn!("embedding pass failed: {e}"),
+            Err(e) => tracing::warn!("embedding task failed: {e}"),
+        }
+    });
 }
 
 /// Shared by tests: every tool's input schema is portable.

@@ -159,7 +159,7 @@ pub fn index_status(r: &super::code_tools::IndexStatusResult) -> String {
         super::state::IndexPhase::Ready => "ready".to_string(),
         super::state::IndexPhase::Failed { message } => format!("failed: {message}"),
     };
-    let _ = writeln!(out, "index: {state}");
+    let _ = writeln!(out, "index: {state}  vector search: {}", r.vector_search);
     let _ = writeln!(out, "files: {}  chunks: {}  source: {} KiB  index: {} KiB", r.files, r.chunks, r.indexed_bytes / 1024, r.index_size_bytes / 1024);
     let kinds: Vec<String> = r.chunks_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let _ = writeln!(out, "chunks by kind: {}", kinds.join(", "));
@@ -188,13 +188,23 @@ pub fn index_status(r: &super::code_tools::IndexStatusResult) -> String {
 }
 
 pub fn semantic(r: &super::code_tools::SemanticSearchResult) -> String {
-    let mut out = format!("{} result(s) for {:?} [{}; vector search: {}]\n", r.results.len(), r.query, r.confidence, r.vector_search);
+    let mut out = format!(
+        "{} result(s) for {:?} [{} ranking, {}; vector search: {}]\n",
+        r.results.len(),
+        r.query,
+        r.mode,
+        r.confidence,
+        r.vector_search
+    );
+    for m in &r.map_hits {
+        let _ = writeln!(out, "map {:.2} {:?} -> {}", m.score, m.text, m.symbols.join(", "));
+    }
+    if r.short_circuit {
+        let _ = writeln!(out, "(answered from the map of agreements; code not searched)");
+    }
     for h in &r.results {
         let name = h.qualified_name.as_deref().unwrap_or(&h.name);
-        let _ = writeln!(out, "{:.2} {}:{}-{} {} {}", h.score, h.path, h.start_line, h.end_line, h.kind, name);
-        if let Some(sig) = &h.signature {
-            let _ = writeln!(out, "     {sig}");
-        }
+        let _ = writeln!(out, "{:.2} {}:{}-{} {} {} [{}]", h.score, h.path, h.start_line, h.end_line, h.kind, name, h.source);
     }
     notes(&mut out, &r.notes, r.truncated);
     out

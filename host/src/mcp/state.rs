@@ -10,6 +10,8 @@ use std::time::Duration;
 use code_intel_core::config::{self, Config};
 use code_intel_core::paths::RepoRoot;
 use code_intel_plugins::{HostOptions, PluginHost};
+use code_intel_embed::{EncoderOptions, ModelHandle, ResolveOptions};
+use code_intel_search::semantic::{VectorSearch, vectors_dir};
 use code_intel_store::Store;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -81,6 +83,8 @@ pub struct ServerState {
     sync_lock: tokio::sync::Mutex<()>,
     cancel: Arc<AtomicBool>,
     plugins: OnceLock<Arc<PluginHost>>,
+    vectors: OnceLock<Arc<VectorSearch>>,
+    embed_lock: tokio::sync::Mutex<()>,
 }
 
 /// Why the index cannot answer right now.
@@ -117,6 +121,8 @@ impl ServerState {
             sync_lock: tokio::sync::Mutex::new(()),
             cancel: Arc::new(AtomicBool::new(false)),
             plugins: OnceLock::new(),
+            vectors: OnceLock::new(),
+            embed_lock: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -241,6 +247,23 @@ impl ServerState {
             .clone()
     }
 
+    /// The vector side of search. The first call starts loading the
+    /// embedding model on a background thread (never on the handshake path);
+    /// searches wait for it briefly and otherwise answer without vectors.
+    pub fn vectors(&self) -> Arc<VectorSearch> {
+        self.vectors
+            .get_or_init(|| {
+                let resolve = ResolveOptions::new(Some(&self.config.embedding_model), Some(self.root.path()));
+                let model = ModelHandle::spawn(resolve, EncoderOptions::default());
+                Arc::new(VectorSearch::new(model, Some(vectors_dir(&config::state_dir(self.root.path())))))
+            })
+            .clone()
+    }
+
+    pub(crate) fn embed_lock(&self) -> &tokio::sync::Mutex<()> {
+        &self.embed_lock
+    }
+
     /// Whether stop was requested (the client left).
     #[must_use]
     pub fn cancelled(&self) -> bool {
@@ -271,6 +294,7 @@ impl ServerState {
         }
         let state = self.clone();
         tokio::spawn(async move {
+            let _ = state.vectors();
             if let Err(e) = super::code_tools::run_sync(&state, false, |_| {}).await {
                 tracing::warn!(error = %e, "background sync failed");
             }
@@ -280,6 +304,10 @@ impl ServerState {
     /// Asks running work to stop and waits up to [`SHUTDOWN_GRACE`] for it.
     pub async fn shutdown(&self) {
         self.cancel.store(true, Ordering::SeqCst);
-        let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.sync_lock.lock()).await;
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
+            let _sync = self.sync_lock.lock().await;
+            let _embed = self.embed_lock.lock().await;
+        })
+        .await;
     }
 }
