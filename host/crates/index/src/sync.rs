@@ -19,6 +19,10 @@ use sha2::{Digest, Sha256};
 use crate::IndexError;
 use crate::walk::{SkipReason, SkippedFile, WalkedFile, walk};
 
+/// Sync-metadata key: the chunks key (see `Store::chunks_key`) the cross-file
+/// links were last rebuilt from, so a sync that changed nothing skips the rebuild.
+const LINKS_BUILT_FROM: &str = "links_built_from";
+
 /// Bytes sniffed for a NUL to call a file binary: the same heuristic and
 /// window as git and ripgrep (text files essentially never contain NUL).
 pub const BINARY_SNIFF_BYTES: usize = 8192;
@@ -396,9 +400,16 @@ pub fn sync(
     });
     result?;
 
-    // Cross-file links depend on every file: rebuild them when anything changed.
-    if report.added + report.modified + report.deleted > 0 || store.link_count()? == 0 {
+    // Cross-file links depend on every file: rebuild them when anything
+    // changed, or when the chunks no longer match what the links were built
+    // from (a sync killed between its last batch and the rebuild).
+    let chunks_key = store.chunks_key()?;
+    if report.added + report.modified + report.deleted > 0
+        || store.meta(LINKS_BUILT_FROM)?.as_deref() != Some(chunks_key.as_str())
+    {
         crate::links::rebuild(root, store)?;
+        let built_from = store.chunks_key()?;
+        store.write(|w| w.set_meta(LINKS_BUILT_FROM, &built_from))?;
     }
 
     // A deleted path and an added path with the same content: a rename.

@@ -226,6 +226,15 @@ impl Store {
     ///
     /// # Errors
     /// SQLite errors.
+    /// A cheap key that changes whenever the set of chunks changes (rows are
+    /// only ever inserted with a fresh rowid or deleted), for derived data
+    /// such as cross-file links to tell whether it is stale.
+    pub fn chunks_key(&self) -> Result<String> {
+        let (count, max): (i64, i64) =
+            self.conn().query_row("SELECT count(*), coalesce(max(rowid), 0) FROM chunks", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(format!("{count}:{max}"))
+    }
+
     pub fn chunk_count(&self) -> Result<u64> {
         Ok(count(self.conn().query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?))
     }
