@@ -34,9 +34,10 @@ pub const MAP_HINT_SCORE: f32 = 0.5;
 pub const MAP_HINTS: usize = 3;
 
 /// A vector hit below this cosine similarity is not a confident match.
-/// Measured with all-MiniLM-L6-v2 on `fixtures/semantic-app`: the right
-/// chunk for a real question scores 0.35-0.6, the best chunk for gibberish
-/// or an unrelated topic 0.05-0.2.
+/// Observed with all-MiniLM-L6-v2 on `fixtures/semantic-app`: the right
+/// chunk for a real question scores 0.31-0.66, while gibberish queries stay
+/// below the floor (`host/tests/embed_real_model.rs`). Model-dependent: e5
+/// models score everything higher and will need their own floor.
 pub const VECTOR_CONFIDENCE_FLOOR: f32 = 0.28;
 
 /// How long a query waits for a model that is still loading before it

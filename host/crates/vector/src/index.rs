@@ -9,15 +9,15 @@ use serde::Serialize;
 
 use crate::distance::{UnitDot, dot};
 
-/// Collections up to this many live points are searched exactly. Measured
-/// (`benches/vector_search.rs`, 384-d, 2 cores): an exact scan of 20k
-/// vectors takes ~2 ms, under the 5 ms budget a query has beyond embedding
-/// it, and building a graph for fewer points costs seconds for no gain.
+/// Collections up to this many live points are searched exactly. Estimate,
+/// not yet benchmarked: a 20k x 384 f32 scan reads ~30 MB, a few ms on two
+/// cores, within the 5 ms a query has beyond embedding it; below that a
+/// graph costs seconds to build for no gain.
 pub const EXACT_SEARCH_MAX: usize = 20_000;
 
-/// hnsw_rs `max_nb_connection` (M). 24 neighbours per node keeps
-/// recall@10 above 0.95 on 384-d embeddings at ef 128 while the graph stays
-/// ~200 bytes per point. Must stay <= 256 (hnsw_rs exits above that).
+/// hnsw_rs `max_nb_connection` (M). 24 is the usual choice for 384-d
+/// embeddings aiming at recall@10 >= 0.95 (recall at 100k not yet
+/// benchmarked here). Must stay <= 256 (hnsw_rs exits above that).
 pub const HNSW_MAX_CONNECTIONS: usize = 24;
 
 /// hnsw_rs `ef_construction`: candidate list while inserting; 200 is the
@@ -25,8 +25,8 @@ pub const HNSW_MAX_CONNECTIONS: usize = 24;
 /// on two cores).
 pub const HNSW_EF_CONSTRUCTION: usize = 200;
 
-/// Candidate list while searching (at least `k`). 128 measured recall@10
-/// >= 0.95 against exact search at 100k points.
+/// Candidate list while searching (at least `k`). 128 trades latency for
+/// recall; to be tuned against exact search at 100k points.
 pub const HNSW_EF_SEARCH: usize = 128;
 
 /// hnsw_rs layer cap (its own maximum is 16).
