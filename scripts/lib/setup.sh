@@ -33,9 +33,14 @@ setup_python_env() {
     fi
 }
 
-build_all() {
-    echo "==> building plugins (wasm32-wasip2) and the code-intel binary"
+build_plugins() {
+    echo "==> building plugins (wasm32-wasip2)"
     cargo xtask plugins
+}
+
+build_all() {
+    build_plugins
+    echo "==> building the code-intel binary"
     cargo build --release --locked -p code-intel
 }
 
