@@ -1,5 +1,7 @@
-//! `code-intel index [PATH] [--force]`: bring the repository's index up to
-//! date, with a progress bar on stderr and a summary on stdout.
+//! `code-intel index [PATH] [--force] [--no-embed]`: bring the repository's
+//! index up to date, then embed the new chunks for semantic search when an
+//! embedding model resolves, with progress bars on stderr and a summary on
+//! stdout.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -7,14 +9,22 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use code_intel_core::config::{self, Config};
+use code_intel_embed::{EmbedProgress, EmbedReport, EncoderOptions, ModelHandle, ModelState, ResolveOptions, embed_pending, install_hint};
 use code_intel_index::{Phase, Progress, SyncOptions, SyncReport, sync};
 use code_intel_plugins::{HostOptions, PluginHost};
+use code_intel_search::semantic::{VectorSearch, vectors_dir};
 use code_intel_store::Store;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Skipped files and plugin failures listed in the summary before "... and
 /// N more" (the full lists are in `--json`).
 const SUMMARY_LIST_LIMIT: usize = 20;
+
+/// How long `index` waits, after the sync, for the model that started
+/// loading in the background when the command began. Loading a small model
+/// takes a second or two; a first download is bounded by the resolver's own
+/// timeouts, so this only guards against a stuck load.
+const MODEL_WAIT: Duration = Duration::from_secs(15 * 60);
 
 /// Index (or re-sync) a repository.
 #[derive(clap::Args, Debug)]
@@ -25,6 +35,9 @@ pub struct IndexArgs {
     /// Re-read and re-chunk every file, not only changed ones.
     #[arg(long)]
     pub force: bool,
+    /// Do not embed chunks for semantic search (only chunk and index them).
+    #[arg(long)]
+    pub no_embed: bool,
     /// Print the sync report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -45,10 +58,11 @@ pub fn run(args: &IndexArgs) -> ExitCode {
 }
 
 /// Logs (warnings and up by default) go to stderr; `CODE_INTEL_LOG` takes a
-/// tracing filter.
+/// tracing filter. The model service's own "unavailable" log is left out by
+/// default: the commands report the model's state themselves.
 pub(super) fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CODE_INTEL_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,code_intel_embed::service=off"));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 
@@ -90,6 +104,11 @@ fn index(args: &IndexArgs) -> Result<String, String> {
         eprintln!("warning: no chunking plugins found; every file is indexed as line windows (see `code-intel plugin list`)");
     }
 
+    // The model loads on a background thread while the files are synced.
+    let model = (!args.no_embed).then(|| {
+        ModelHandle::spawn(ResolveOptions::new(Some(&config.embedding_model), Some(&root)), EncoderOptions::default())
+    });
+
     let bar = ProgressBar::new_spinner();
     bar.enable_steady_tick(Duration::from_millis(120));
     bar.set_message("scanning");
@@ -112,10 +131,118 @@ fn index(args: &IndexArgs) -> Result<String, String> {
     let report = sync(&root, &mut store, &host, &config, options, &progress);
     bar.finish_and_clear();
     let report = report.map_err(|e| e.to_string())?;
+    let embedding = match model {
+        None => Embedding::Skipped,
+        Some(model) if !report.cancelled => embed(&root, &mut store, model)?,
+        Some(_) => Embedding::Skipped,
+    };
     if args.json {
-        return serde_json::to_string_pretty(&report).map(|s| s + "\n").map_err(|e| e.to_string());
+        let mut value = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert("embedding".to_string(), embedding.to_json());
+        }
+        return serde_json::to_string_pretty(&value).map(|s| s + "\n").map_err(|e| e.to_string());
     }
-    Ok(summary(&root, &report))
+    let mut out = summary(&root, &report);
+    out.push_str(&embedding.summary());
+    Ok(out)
+}
+
+/// What the embedding step after a sync did.
+enum Embedding {
+    /// `--no-embed`, or the sync was cancelled.
+    Skipped,
+    /// No model: the resolver's (or loader's) reason.
+    Unavailable(String),
+    /// The run, and how many chunks already had a vector before it.
+    Done { report: EmbedReport, cached_before: u64 },
+}
+
+impl Embedding {
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            Self::Skipped => serde_json::json!({ "status": "skipped" }),
+            Self::Unavailable(reason) => {
+                serde_json::json!({ "status": format!("unavailable: {reason}"), "hint": install_hint() })
+            }
+            Self::Done { report, cached_before } => {
+                let mut value = serde_json::to_value(report).unwrap_or_default();
+                if let Some(obj) = value.as_object_mut() {
+                    obj.insert("status".to_string(), "ready".into());
+                    obj.insert("cached_chunks".to_string(), (*cached_before).into());
+                }
+                value
+            }
+        }
+    }
+
+    fn summary(&self) -> String {
+        match self {
+            Self::Skipped => String::new(),
+            Self::Unavailable(reason) => {
+                format!("  semantic search unavailable: {reason}\n    {}\n", install_hint())
+            }
+            Self::Done { report: r, cached_before } => {
+                let c = &r.coverage;
+                let mut line = format!(
+                    "  embeddings ({}): {} chunks embedded, {cached_before} already cached; {}/{} chunks have vectors ({:.0}%) in {:.2} s",
+                    r.model,
+                    c.embedded_chunks.saturating_sub(*cached_before),
+                    c.embedded_chunks,
+                    c.total_chunks,
+                    c.percent(),
+                    r.elapsed_ms as f64 / 1000.0
+                );
+                if r.cancelled {
+                    line.push_str("; cancelled: run `code-intel index` again to finish");
+                }
+                line + "\n"
+            }
+        }
+    }
+}
+
+/// Embeds the chunks that have no vector yet for the model (the same
+/// library calls as the server's background pass), then brings the vector
+/// index snapshot up to date.
+fn embed(root: &Path, store: &mut Store, model: ModelHandle) -> Result<Embedding, String> {
+    let spinner = ProgressBar::new_spinner();
+    spinner.enable_steady_tick(Duration::from_millis(120));
+    spinner.set_message("loading the embedding model");
+    let vectors = VectorSearch::new(model, Some(vectors_dir(&config::state_dir(root))));
+    let (encoder, state) = vectors.encoder(MODEL_WAIT);
+    spinner.finish_and_clear();
+    let Some(encoder) = encoder else {
+        return Ok(Embedding::Unavailable(match state {
+            ModelState::Unavailable(reason) => reason,
+            other => format!("the model is still {}", other.status()),
+        }));
+    };
+    let key = &encoder.info().key;
+    let before = store.embedding_model(&key.name, &key.revision).map_err(|e| e.to_string())?;
+    let cached_before = store.embedding_coverage(before.map(|m| m.id)).map_err(|e| e.to_string())?.embedded_chunks;
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} embedding {bar:30} {pos}/{len} chunks ({per_sec}, eta {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    let progress = |p: EmbedProgress| {
+        if bar.length() != Some(p.total as u64) {
+            bar.set_length(p.total as u64);
+        }
+        bar.set_position(p.done as u64);
+    };
+    let report = embed_pending(store, &encoder, &progress, None);
+    bar.finish_and_clear();
+    let report = report.map_err(|e| format!("embedding failed: {e}"))?;
+    let finishing = ProgressBar::new_spinner();
+    finishing.enable_steady_tick(Duration::from_millis(120));
+    finishing.set_message("updating the vector index");
+    let synced = vectors.sync(store);
+    finishing.finish_and_clear();
+    synced.map_err(|e| format!("cannot update the vector index: {e}"))?;
+    Ok(Embedding::Done { report, cached_before })
 }
 
 /// The human summary of a sync.

@@ -1,12 +1,14 @@
-//! `code-intel status [PATH] [--json]`: what the index holds and how fresh
-//! it is.
+//! `code-intel status [PATH] [--json]`: what the index holds, how fresh it
+//! is, and how much of it has vectors for the embedding model.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use code_intel_core::config;
+use code_intel_core::config::{self, Config};
+use code_intel_embed::{EncoderOptions, ModelHandle, ModelState, ResolveOptions};
+use code_intel_search::semantic::VectorSearch;
 use code_intel_store::{Store, meta_keys};
 use serde_json::{Value, json};
 
@@ -78,6 +80,7 @@ pub fn status_json(root: &Path) -> Result<Value, String> {
         .map(|suffix| file_size(&PathBuf::from(format!("{}{suffix}", db.display()))))
         .sum();
     let last = last_report_json.as_ref();
+    let embedding = embedding_json(root, &store)?;
     Ok(json!({
         "repo": root.display().to_string(),
         "database": db.display().to_string(),
@@ -97,6 +100,34 @@ pub fn status_json(root: &Path) -> Result<Value, String> {
             "skipped": last.and_then(|r| r.get("skipped")).cloned().unwrap_or(Value::Array(vec![])),
             "elapsed_ms": last.and_then(|r| r.get("elapsed_ms")).cloned(),
         },
+        "embedding": embedding,
+    }))
+}
+
+/// The embedding model the repository's config resolves to, and how many
+/// chunks have a vector for it. Loads the model: its key (name and a
+/// fingerprint of its files) is what the vectors are stored under.
+fn embedding_json(root: &Path, store: &Store) -> Result<Value, String> {
+    let (config, _) = Config::load(root).map_err(|e| e.to_string())?;
+    let model = ModelHandle::load_blocking(&ResolveOptions::new(Some(&config.embedding_model), Some(root)), &EncoderOptions::default());
+    let vectors = VectorSearch::new(model.clone(), None);
+    let status = vectors.status(store, std::time::Duration::ZERO).map_err(|e| e.to_string())?;
+    let ModelState::Ready(encoder) = model.state() else {
+        return Ok(json!({ "configured": config.embedding_model, "vector_search": status.to_string() }));
+    };
+    let key = &encoder.info().key;
+    let row = store.embedding_model(&key.name, &key.revision).map_err(|e| e.to_string())?;
+    let coverage = store.embedding_coverage(row.map(|m| m.id)).map_err(|e| e.to_string())?;
+    Ok(json!({
+        "configured": config.embedding_model,
+        "model": key.to_string(),
+        "dir": encoder.info().dir.display().to_string(),
+        "vector_search": status.to_string(),
+        "embedded_chunks": coverage.embedded_chunks,
+        "total_chunks": coverage.total_chunks,
+        "embedded_percent": coverage.percent(),
+        "embedded_map": coverage.embedded_map,
+        "total_map": coverage.total_map,
     }))
 }
 
@@ -130,6 +161,27 @@ fn render(v: &Value) -> String {
             .map(|(name, c)| format!("{name} {} files / {} chunks", c["files"], c["chunks"]))
             .collect();
         let _ = writeln!(out, "  by chunker: {}", line.join("; "));
+    }
+    let e = &v["embedding"];
+    match e["model"].as_str() {
+        Some(model) => {
+            let _ = writeln!(
+                out,
+                "Embeddings: {model}: {}/{} chunks ({:.0}%); vector search {}",
+                e["embedded_chunks"].as_u64().unwrap_or(0),
+                e["total_chunks"].as_u64().unwrap_or(0),
+                e["embedded_percent"].as_f64().unwrap_or(0.0).floor(),
+                e["vector_search"].as_str().unwrap_or_default()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "Embeddings: {}: vector search {} (see `code-intel model show`)",
+                e["configured"].as_str().unwrap_or_default(),
+                e["vector_search"].as_str().unwrap_or_default()
+            );
+        }
     }
     let _ = writeln!(
         out,
