@@ -11,10 +11,10 @@ mod index;
 mod init;
 mod model;
 mod plugin;
-mod search;
-mod status;
 mod plugin_new;
+mod search;
 mod serve;
+mod status;
 
 #[derive(Parser)]
 #[command(name = "code-intel", version, about = "Code intelligence MCP server")]
@@ -35,14 +35,14 @@ enum Command {
     Chunk(chunk::ChunkArgs),
     /// Claude Code PreToolUse hook: block an edit outside the active session's READY, explored files.
     CheckWrite(check_write::CheckWriteArgs),
-    /// Show the embedding model semantic search uses, or install one from a local folder.
-    Model(model::ModelArgs),
     /// Index (or re-sync) a repository: only changed files are re-read.
     Index(index::IndexArgs),
     /// Show what the index holds: files, chunks per kind and plugin, failures, last sync.
     Status(status::StatusArgs),
-    /// Lexical search over the index (identifiers in any spelling, or words).
+    /// Search the index: hybrid (words and meaning) when an embedding model is available, else lexical.
     Search(search::SearchArgs),
+    /// Show the embedding model semantic search uses, or install one from a local folder.
+    Model(model::ModelArgs),
 }
 
 pub fn main() -> ExitCode {

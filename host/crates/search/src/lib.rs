@@ -1,4 +1,19 @@
-//! Search: text (ripgrep's grep crates), definitions, references, lexical, semantic and hybrid ranking.
+//! Search: everything that answers a query about the repository.
+//!
+//! - [`text`]: regex or literal search over the working tree with ripgrep's
+//!   grep crates (`ignore` + `grep-regex` + `grep-searcher`).
+//! - [`definitions`]: symbol -> definition sites from the chunk index.
+//! - [`references`]: symbol -> whole-word usages minus definitions, grouped
+//!   by enclosing chunk.
+//! - [`structure`]: nested outlines of files and directories.
+//! - [`repo_map`]: a token-budgeted, PageRank-ranked overview of the
+//!   repository's most important symbols.
+//! - [`lexical`]: FTS5 BM25 with an exact-identifier boost.
+//! - [`semantic`] and [`hybrid`]: vector search over the `forest` and `map`
+//!   collections (with the map short-circuit) and the fused ranking.
+//!
+//! Depends on `code-intel-core`, `code-intel-store`, `code-intel-embed` and
+//! `code-intel-vector`; knows nothing of MCP or plugins.
 
 pub mod definitions;
 pub mod hybrid;
