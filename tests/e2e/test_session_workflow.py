@@ -125,7 +125,7 @@ async def test_hallucinated_quote_and_unrelated_symbol(code_intel_bin, mini_repo
         assert rel["results"][0]["tier"] == "rejected" and rel["results"][0]["score"] < 0.3, rel
         assert rel["results"][0]["reinvestigation_guidance"]["next_actions"]
         assert rel["results"][1]["tier"] == "fact"
-        assert rel["method"] == "lexical" and "unavailable" in (rel["method_note"] or "")
+        assert rel["method"] == "lexical" and "lexical rule" in (rel["method_note"] or ""), rel
         sub = await ok(
             client,
             "submit_understanding",

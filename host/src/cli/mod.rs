@@ -1,5 +1,5 @@
 //! Command-line interface: `serve`, `init`, `index`, `search`, `status`,
-//! `plugin (list|test|new)`, `chunk`, `doctor`.
+//! `model (show|install)`, `plugin (list|test|new)`, `chunk`, `check-write`.
 
 use std::process::ExitCode;
 

@@ -251,14 +251,17 @@ impl SymbolIndex for HostIndex {
     }
 }
 
-/// Relevance by embedding similarity. No embedding model is loaded by this
-/// server yet, so it says so and the workflow applies its documented lexical
-/// rule (never a blind approval).
+/// Symbol relevance for the workflow. This version scores relevance with the
+/// workflow's documented lexical rule even when the server has an embedding
+/// model: with a general-purpose sentence model, ordinary supporting symbols
+/// land in the 0.3-0.6 grey zone and force every journey to HIGH risk, so the
+/// tiers need calibrating per model before embeddings can judge evidence.
+/// Saying so (instead of scoring) makes the workflow report the method it used.
 struct HostRelevance;
 
 impl Relevance for HostRelevance {
     fn score(&self, _nl: &str, _candidates: &[String]) -> Result<Scored, String> {
-        Err("embedding similarity unavailable: no embedding model is loaded in this server (see `code-intel doctor`)".into())
+        Err("embedding similarity is not used for symbol relevance in this version; the lexical rule applies".into())
     }
 }
 
