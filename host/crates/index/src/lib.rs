@@ -27,7 +27,7 @@ pub mod walk;
 
 use std::path::PathBuf;
 
-pub use sync::{FileFailure, LineChunker, Phase, Progress, ProgressFn, SyncOptions, SyncReport, sync, sync_in_progress};
+pub use sync::{FileFailure, LineChunker, LinksUpdate, Phase, Progress, ProgressFn, SyncOptions, SyncReport, sync, sync_in_progress};
 pub use walk::{SkipReason, SkippedFile, Walk, WalkedFile, walk};
 
 /// Why a sync could not run.

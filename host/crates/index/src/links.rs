@@ -18,8 +18,13 @@
 //!   infolist classes they delegate to, which are in turn linked back to the
 //!   resource, the model and the migrations.
 //!
-//! The whole table is rebuilt after every sync that changed a file: a link
-//! depends on files other than its own, and rebuilding takes milliseconds.
+//! A link depends on files other than its own, through the *facts* the
+//! resolver looks symbols up in (which file defines a class, a view, a table,
+//! a route, the PSR-4 map). A sync that only edited files without changing
+//! their facts (the common case: a method body) re-resolves just those
+//! files' links against the facts they need ([`update`]); any other change
+//! (a file added or deleted, a class renamed, a routes file or
+//! `composer.json` edited) rebuilds the whole table ([`rebuild`]).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
@@ -63,6 +68,91 @@ pub struct LinkReport {
 /// Store errors.
 pub fn rebuild(root: &Path, store: &mut Store) -> Result<LinkReport, IndexError> {
     let files: HashSet<String> = store.indexed_files()?.into_iter().map(|f| f.path).collect();
+    let routes = load_routes(root, &files);
+    let sources = store.link_sources()?;
+    let (links, unresolved) = resolve(&sources, &files, &routes);
+    store.write(|w| w.replace_links(&links))?;
+    Ok(LinkReport { links: links.len() as u64, routes: routes.len() as u64, unresolved })
+}
+
+/// Re-resolves the links produced by the chunks of `paths`, leaving every
+/// other link as it is.
+///
+/// `files` is the set of indexed files. Only correct when that set and the
+/// [facts](fact_signatures)
+/// of every file are what they were when the other links were resolved, and
+/// no routes file is among `paths`; the caller checks that and calls
+/// [`rebuild`] otherwise.
+///
+/// # Errors
+/// Store errors.
+pub fn update(root: &Path, store: &mut Store, paths: &[String], files: &HashSet<String>) -> Result<LinkReport, IndexError> {
+    let routes = load_routes(root, files);
+    let sources = store.link_sources_in(paths)?;
+    let fact_sources = store.link_fact_sources(&lookup_names(&sources, &routes))?;
+    let (links, unresolved) = resolve_with(&fact_sources, &sources, files, &routes);
+    store.write(|w| w.replace_links_of(paths, &links))?;
+    Ok(LinkReport { links: links.len() as u64, routes: routes.len() as u64, unresolved })
+}
+
+/// Every class-like name resolving `sources` may look up by qualified name:
+/// their related symbols (and the Livewire 2 spelling), models, delegates,
+/// and the controller actions of the routes they name.
+fn lookup_names(sources: &[LinkSource], routes: &[RouteDef]) -> Vec<String> {
+    let routes: HashMap<&str, &RouteDef> = routes.iter().map(|r| (r.name.as_str(), r)).collect();
+    let mut names = BTreeSet::new();
+    for s in sources {
+        for symbol in &s.related_symbols {
+            if let Some(route) = symbol.strip_prefix("route:").and_then(|name| routes.get(name)) {
+                if let Some((class, method)) = &route.action {
+                    names.insert(class.clone());
+                    names.insert(format!("{class}::{method}"));
+                }
+            } else {
+                names.insert(symbol.clone());
+                if let Some(rest) = symbol.strip_prefix("App\\Livewire\\") {
+                    names.insert(format!("App\\Http\\Livewire\\{rest}"));
+                }
+            }
+        }
+        if let Some(model) = s.metadata.get("model").and_then(Value::as_str) {
+            names.insert(model.to_string());
+        }
+        for delegate in s.metadata.get("delegates").and_then(Value::as_object).into_iter().flat_map(|d| d.values()) {
+            if let Some(delegate) = delegate.as_str() {
+                names.insert(delegate.to_string());
+            }
+        }
+    }
+    names.into_iter().collect()
+}
+
+/// A fingerprint, per file, of what the file's chunks contribute to the facts
+/// other files' links are resolved against (see [`Facts::new`]): defined
+/// qualified names and their chunk ids, templates, table schemas, autoload
+/// maps, Eloquent models and their tables. Chunks that only name symbols do
+/// not contribute. Equal fingerprints before and after an edit mean no other
+/// file's links can have changed.
+#[must_use]
+pub fn fact_signatures(sources: &[LinkSource]) -> HashMap<String, u64> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut out: HashMap<String, DefaultHasher> = HashMap::new();
+    for s in sources {
+        let defines = s.qualified_name.is_some() || matches!(s.kind.as_str(), "autoload" | "blade_template" | "table_schema");
+        if !defines {
+            continue;
+        }
+        let hasher = out.entry(s.path.clone()).or_default();
+        (&s.chunk_id, &s.kind, &s.name, &s.qualified_name).hash(hasher);
+        for key in ["psr4_resolved", "renamed_to", "eloquent_model", "table"] {
+            s.metadata.get(key).map(Value::to_string).hash(hasher);
+        }
+    }
+    out.into_iter().map(|(path, hasher)| (path, hasher.finish())).collect()
+}
+
+/// The named routes of every routes file among `files`.
+fn load_routes(root: &Path, files: &HashSet<String>) -> Vec<RouteDef> {
     let mut routes = Vec::new();
     let mut route_files: Vec<&String> = files.iter().filter(|p| is_routes_file(p)).collect();
     route_files.sort();
@@ -71,14 +161,11 @@ pub fn rebuild(root: &Path, store: &mut Store) -> Result<LinkReport, IndexError>
             routes.extend(parse_routes(path, &text));
         }
     }
-    let sources = store.link_sources()?;
-    let (links, unresolved) = resolve(&sources, &files, &routes);
-    store.write(|w| w.replace_links(&links))?;
-    Ok(LinkReport { links: links.len() as u64, routes: routes.len() as u64, unresolved })
+    routes
 }
 
 /// `routes/web.php`, `routes/api.php`, `modules/shop/routes/admin.php`, ...
-fn is_routes_file(path: &str) -> bool {
+pub fn is_routes_file(path: &str) -> bool {
     let Some((dir, file)) = path.rsplit_once('/') else { return false };
     file.ends_with(".php") && !file.ends_with(".blade.php") && (dir == "routes" || dir.ends_with("/routes"))
 }
@@ -219,10 +306,22 @@ fn pluralize(word: &str) -> String {
 /// Returns the links and how many symbols resolved to nothing.
 #[must_use]
 pub fn resolve(sources: &[LinkSource], files: &HashSet<String>, routes: &[RouteDef]) -> (Vec<NewLink>, u64) {
-    let facts = Facts::new(sources, files, routes);
+    resolve_with(sources, sources, files, routes)
+}
+
+/// Resolves the related symbols of `sources` against the facts of
+/// `fact_sources` (which must include every source a lookup for them can
+/// find, in file order).
+fn resolve_with(
+    fact_sources: &[LinkSource],
+    sources: &[LinkSource],
+    files: &HashSet<String>,
+    routes: &[RouteDef],
+) -> (Vec<NewLink>, u64) {
+    let facts = Facts::new(fact_sources, files, routes);
     let mut links: BTreeSet<NewLink> = BTreeSet::new();
     let mut unresolved = 0u64;
-    let mut add = |from: &LinkSource, to: (String, Option<String>), line: Option<u32>, kind: &str, symbol: &str| {
+    let mut add = |origin: &str, from: &LinkSource, to: (String, Option<String>), line: Option<u32>, kind: &str, symbol: &str| {
         if to.0 == from.path {
             return;
         }
@@ -234,17 +333,19 @@ pub fn resolve(sources: &[LinkSource], files: &HashSet<String>, routes: &[RouteD
             to_line: line,
             kind: kind.to_string(),
             symbol: symbol.to_string(),
+            origin_path: origin.to_string(),
         });
     };
 
     for s in sources {
+        let origin = s.path.as_str();
         let model = s.metadata.get("model").and_then(Value::as_str);
         for symbol in &s.related_symbols {
             let mut resolved = true;
             if let Some(name) = symbol.strip_prefix("route:") {
                 match facts.routes.get(name) {
                     Some(route) => {
-                        add(s, (route.path.clone(), None), Some(route.line), "route", symbol);
+                        add(origin, s, (route.path.clone(), None), Some(route.line), "route", symbol);
                         if let Some((class, method)) = &route.action {
                             let target = facts
                                 .members
@@ -252,7 +353,7 @@ pub fn resolve(sources: &[LinkSource], files: &HashSet<String>, routes: &[RouteD
                                 .map(|(p, c)| ((*p).to_string(), Some((*c).to_string())))
                                 .or_else(|| facts.class(class));
                             if let Some(target) = target {
-                                add(s, target, None, "route_action", &format!("{class}::{method}"));
+                                add(origin, s, target, None, "route_action", &format!("{class}::{method}"));
                             }
                         }
                     }
@@ -267,25 +368,25 @@ pub fn resolve(sources: &[LinkSource], files: &HashSet<String>, routes: &[RouteD
                     "view"
                 };
                 match facts.view(name) {
-                    Some(target) => add(s, target, None, kind, symbol),
+                    Some(target) => add(origin, s, target, None, kind, symbol),
                     None => resolved = false,
                 }
             } else if let Some(table) = symbol.strip_prefix("table:") {
                 match facts.tables.get(table) {
                     Some(migrations) => {
                         for (path, chunk) in migrations {
-                            add(s, ((*path).to_string(), Some((*chunk).to_string())), None, "table", symbol);
+                            add(origin, s, ((*path).to_string(), Some((*chunk).to_string())), None, "table", symbol);
                         }
                     }
                     None => resolved = false,
                 }
                 for (fqcn, path, chunk) in facts.models_by_table.get(table).into_iter().flatten() {
-                    add(s, ((*path).to_string(), Some((*chunk).to_string())), None, "model", fqcn);
+                    add(origin, s, ((*path).to_string(), Some((*chunk).to_string())), None, "model", fqcn);
                 }
             } else if let Some(path) = symbol.strip_prefix("file:") {
                 let path = path.trim_start_matches("./");
                 if files.contains(path) {
-                    add(s, (path.to_string(), None), None, "file", symbol);
+                    add(origin, s, (path.to_string(), None), None, "file", symbol);
                 } else {
                     resolved = false;
                 }
@@ -299,7 +400,7 @@ pub fn resolve(sources: &[LinkSource], files: &HashSet<String>, routes: &[RouteD
                     symbol.strip_prefix("App\\Livewire\\").and_then(|rest| facts.class(&format!("App\\Http\\Livewire\\{rest}")))
                 });
                 match target {
-                    Some(target) => add(s, target, None, kind, symbol),
+                    Some(target) => add(origin, s, target, None, kind, symbol),
                     None => resolved = false,
                 }
             }
@@ -313,13 +414,13 @@ pub fn resolve(sources: &[LinkSource], files: &HashSet<String>, routes: &[RouteD
             && let Some(table) = s.qualified_name.as_deref().and_then(|q| facts.table_of_model.get(q))
         {
             for (path, chunk) in facts.tables.get(table).into_iter().flatten() {
-                add(s, ((*path).to_string(), Some((*chunk).to_string())), None, "table", &format!("table:{table}"));
+                add(origin, s, ((*path).to_string(), Some((*chunk).to_string())), None, "table", &format!("table:{table}"));
             }
         }
         // A migration's table -> its models.
         if s.kind == "table_schema" {
             for (fqcn, path, chunk) in facts.models_by_table.get(&s.name).into_iter().flatten() {
-                add(s, ((*path).to_string(), Some((*chunk).to_string())), None, "model", fqcn);
+                add(origin, s, ((*path).to_string(), Some((*chunk).to_string())), None, "model", fqcn);
             }
         }
         // A Filament resource -> its model's migrations; the classes it
@@ -335,7 +436,7 @@ pub fn resolve(sources: &[LinkSource], files: &HashSet<String>, routes: &[RouteD
                 .collect();
             let table_symbol = table.as_ref().map(|t| format!("table:{t}")).unwrap_or_default();
             for migration in &migrations {
-                add(s, migration.clone(), None, "table", &table_symbol);
+                add(origin, s, migration.clone(), None, "table", &table_symbol);
             }
             let resource_target = (s.path.clone(), Some(s.chunk_id.clone()));
             let model_target = model.and_then(|m| facts.class(m));
@@ -352,12 +453,12 @@ pub fn resolve(sources: &[LinkSource], files: &HashSet<String>, routes: &[RouteD
                     related_symbols: Vec::new(),
                     metadata: Value::Null,
                 };
-                add(&from, resource_target.clone(), None, "filament", s.qualified_name.as_deref().unwrap_or(&s.name));
+                add(origin, &from, resource_target.clone(), None, "filament", s.qualified_name.as_deref().unwrap_or(&s.name));
                 if let (Some(target), Some(m)) = (model_target.clone(), model) {
-                    add(&from, target, None, "model", m);
+                    add(origin, &from, target, None, "model", m);
                 }
                 for migration in &migrations {
-                    add(&from, migration.clone(), None, "table", &table_symbol);
+                    add(origin, &from, migration.clone(), None, "table", &table_symbol);
                 }
             }
         }

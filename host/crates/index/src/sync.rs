@@ -21,7 +21,12 @@ use crate::walk::{SkipReason, SkippedFile, WalkedFile, walk};
 
 /// Sync-metadata key: the chunks key (see `Store::chunks_key`) the cross-file
 /// links were last rebuilt from, so a sync that changed nothing skips the rebuild.
-const LINKS_BUILT_FROM: &str = "links_built_from";
+/// Renamed when links started to carry their origin file, so an index from
+/// before that rebuilds its links once instead of updating them file by file.
+const LINKS_BUILT_FROM: &str = "links_built_from_v2";
+/// Above this many edited files a full link rebuild is as cheap as
+/// re-resolving them one by one.
+const MAX_INCREMENTAL_LINK_FILES: usize = 256;
 
 /// Bytes sniffed for a NUL to call a file binary: the same heuristic and
 /// window as git and ripgrep (text files essentially never contain NUL).
@@ -120,6 +125,21 @@ pub struct SyncReport {
     /// True when the sync was cancelled before finishing (the index is
     /// consistent; the next sync continues).
     pub cancelled: bool,
+    /// What happened to the cross-file links.
+    pub links: LinksUpdate,
+}
+
+/// What a sync did to the cross-file links.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinksUpdate {
+    /// Nothing changed, so neither did the links.
+    #[default]
+    Unchanged,
+    /// Only the edited files' links were re-resolved.
+    Updated,
+    /// The whole table was rebuilt (files added or deleted, facts changed).
+    Rebuilt,
 }
 
 /// The line-based fallback as a [`Chunker`]: every file becomes 50-line
@@ -226,9 +246,13 @@ pub fn sync(
     let sync_start_ns = now_ns();
     store.write(|w| w.set_meta(meta_keys::SYNC_STARTED_MS, &(sync_start_ns / 1_000_000).to_string()))?;
 
+    // Links can be updated file by file only from a table that matched the
+    // chunks when this sync started.
+    let links_were_current = store.meta(LINKS_BUILT_FROM)?.as_deref() == Some(store.chunks_key()?.as_str());
     let indexed: HashMap<String, code_intel_store::IndexedFile> =
         store.indexed_files()?.into_iter().map(|f| (f.path.clone(), f)).collect();
     let walked = walk(root, config)?;
+    tracing::debug!(ms = started.elapsed().as_millis(), files = walked.files.len(), "sync: walked");
     let mut report = SyncReport { skipped: walked.skipped, ..SyncReport::default() };
 
     // Files we could not read keep whatever the index has for them.
@@ -273,10 +297,21 @@ pub fn sync(
     }
     report.deleted = deleted.len() as u64;
 
+    // What the files that may have changed contribute to link resolution,
+    // before they are rewritten (see `links::fact_signatures`).
+    let candidates: Vec<String> =
+        pending.iter().filter(|p| matches!(p.change, Change::Changed)).map(|p| p.file.path.clone()).collect();
+    let old_facts = if links_were_current && candidates.len() <= MAX_INCREMENTAL_LINK_FILES {
+        Some(crate::links::fact_signatures(&store.link_sources_in(&candidates)?))
+    } else {
+        None
+    };
+
     let total = pending.len() as u64;
     progress(Progress { phase: Phase::Indexing, done: 0, total });
     let mut chunk_total = store.chunk_count()?;
     let mut added_sha: Vec<(String, String)> = Vec::new(); // (path, sha) of added files
+    let mut modified_paths: Vec<String> = Vec::new();
     let stop = AtomicBool::new(false);
     let stopped = |stop: &AtomicBool| stop.load(Ordering::Relaxed) || options.cancel.is_some_and(|c| c.load(Ordering::Relaxed));
 
@@ -305,6 +340,7 @@ pub fn sync(
             let mut total = chunk_total;
             let mut batch_report = SyncReport::default();
             let mut batch_added = Vec::new();
+            let mut batch_modified = Vec::new();
             let outcome = store.write(|w| {
                 for item in batch.iter() {
                     match item {
@@ -325,7 +361,10 @@ pub fn sync(
                                     batch_report.added += 1;
                                     batch_added.push((record.path.clone(), record.sha256.clone()));
                                 }
-                                Change::Changed => batch_report.modified += 1,
+                                Change::Changed => {
+                                    batch_report.modified += 1;
+                                    batch_modified.push(record.path.clone());
+                                }
                             }
                             batch_report.chunks += new;
                             if chunked.chunker == FALLBACK_CHUNKER {
@@ -372,6 +411,7 @@ pub fn sync(
             report.plugin_failures.append(&mut batch_report.plugin_failures);
             report.skipped.append(&mut batch_report.skipped);
             added_sha.append(&mut batch_added);
+            modified_paths.append(&mut batch_modified);
             Ok::<_, IndexError>(())
         };
         for outcome in rx.iter() {
@@ -399,17 +439,37 @@ pub fn sync(
         flushed
     });
     result?;
+    tracing::debug!(ms = started.elapsed().as_millis(), files = total, "sync: chunked and written");
 
-    // Cross-file links depend on every file: rebuild them when anything
-    // changed, or when the chunks no longer match what the links were built
-    // from (a sync killed between its last batch and the rebuild).
+    // Cross-file links: re-resolve just the edited files when nothing their
+    // neighbours' links depend on changed; else rebuild them all (also when
+    // the chunks no longer match what the links were built from: a sync
+    // killed between its last batch and this step).
     let chunks_key = store.chunks_key()?;
-    if report.added + report.modified + report.deleted > 0
-        || store.meta(LINKS_BUILT_FROM)?.as_deref() != Some(chunks_key.as_str())
+    if report.added + report.modified + report.deleted > 0 || store.meta(LINKS_BUILT_FROM)?.as_deref() != Some(chunks_key.as_str())
     {
-        crate::links::rebuild(root, store)?;
+        let incremental = report.added == 0
+            && report.deleted == 0
+            && links_were_current
+            && !modified_paths.iter().any(|p| crate::links::is_routes_file(p))
+            && match &old_facts {
+                Some(old) => {
+                    let new = crate::links::fact_signatures(&store.link_sources_in(&modified_paths)?);
+                    modified_paths.iter().all(|p| old.get(p) == new.get(p))
+                }
+                None => false,
+            };
+        if incremental {
+            let files: HashSet<String> = indexed.keys().cloned().collect();
+            crate::links::update(root, store, &modified_paths, &files)?;
+            report.links = LinksUpdate::Updated;
+        } else {
+            crate::links::rebuild(root, store)?;
+            report.links = LinksUpdate::Rebuilt;
+        }
         let built_from = store.chunks_key()?;
         store.write(|w| w.set_meta(LINKS_BUILT_FROM, &built_from))?;
+        tracing::debug!(ms = started.elapsed().as_millis(), incremental, "sync: links updated");
     }
 
     // A deleted path and an added path with the same content: a rename.
@@ -423,9 +483,8 @@ pub fn sync(
     report.deleted -= report.renamed.len() as u64;
     report.cancelled = options.cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    let stats = store.stats()?;
-    report.total_files = stats.files;
-    report.total_chunks = stats.chunks;
+    (report.total_files, report.total_chunks) = (store.file_count()?, store.chunk_count()?);
+    tracing::debug!(ms = started.elapsed().as_millis(), "sync: counted");
     report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     if !report.cancelled {
         let json = serde_json::to_string(&report).map_err(code_intel_store::StoreError::from)?;

@@ -138,73 +138,89 @@ pub fn walk(root: &Path, config: &Config) -> Result<Walk, IndexError> {
         .ignore(true)
         // Honour .gitignore even when the tree is not (yet) a git checkout.
         .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(std::cmp::Ord::cmp);
+        .follow_links(false);
     let filter = Arc::clone(&excludes);
     builder.filter_entry(move |entry| {
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
         !filter.matched(entry.path(), is_dir).is_ignore()
     });
 
+    // Stat-bound: walking on every core is ~2x faster on large trees.
     let canonical_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let (tx, rx) = std::sync::mpsc::channel::<Walked>();
+    builder.build_parallel().run(|| {
+        let tx = tx.clone();
+        let canonical_root = &canonical_root;
+        Box::new(move |result| {
+            if let Some(walked) = visit(root, canonical_root, config, result) {
+                let _ = tx.send(walked);
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    drop(tx);
     let mut out = Walk::default();
-    let mut seen = std::collections::HashSet::new();
-    for result in builder.build() {
-        let entry = match result {
-            Ok(entry) => entry,
-            Err(err) => {
-                let path = error_path(&err).map_or_else(String::new, |p| relative(root, p).unwrap_or_default());
-                out.skipped.push(SkippedFile { path, reason: SkipReason::Unreadable { error: err.to_string() } });
-                continue;
-            }
-        };
-        let Some(file_type) = entry.file_type() else { continue }; // stdin only
-        if file_type.is_dir() {
-            continue;
+    for walked in rx {
+        match walked {
+            Walked::File(file) => out.files.push(file),
+            Walked::Skipped(skip) => out.skipped.push(skip),
         }
-        let Some(path) = relative(root, entry.path()) else {
-            out.skipped.push(SkippedFile {
-                path: entry.path().to_string_lossy().into_owned(),
-                reason: SkipReason::NonUtf8Path,
-            });
-            continue;
-        };
-        if !seen.insert(path.clone()) {
-            continue; // overlapping source_dirs
-        }
-        if file_type.is_symlink() {
-            let reason = match std::fs::canonicalize(entry.path()) {
-                Err(e) => SkipReason::Unreadable { error: format!("dangling symbolic link ({e})") },
-                Ok(target) if !target.starts_with(&canonical_root) => SkipReason::SymlinkOutsideRepository,
-                Ok(_) => SkipReason::Symlink,
-            };
-            out.skipped.push(SkippedFile { path, reason });
-            continue;
-        }
-        if !file_type.is_file() {
-            out.skipped.push(SkippedFile { path, reason: SkipReason::NotRegularFile });
-            continue;
-        }
-        let metadata = match entry.metadata() {
-            Ok(m) => m,
-            Err(e) => {
-                out.skipped.push(SkippedFile { path, reason: SkipReason::Unreadable { error: e.to_string() } });
-                continue;
-            }
-        };
-        let size = metadata.len();
-        if size > config.max_file_bytes {
-            out.skipped.push(SkippedFile { path, reason: SkipReason::TooLarge { size, limit: config.max_file_bytes } });
-            continue;
-        }
-        let mtime_ns = metadata
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-        out.files.push(WalkedFile { path, abs: entry.into_path(), size, mtime_ns });
     }
+    out.files.sort_by(|a, b| a.path.cmp(&b.path));
+    out.files.dedup_by(|a, b| a.path == b.path); // overlapping source_dirs
+    out.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    out.skipped.dedup_by(|a, b| !a.path.is_empty() && a.path == b.path);
     Ok(out)
+}
+
+enum Walked {
+    File(WalkedFile),
+    Skipped(SkippedFile),
+}
+
+/// What one walk entry is: a candidate file, a skipped one, or nothing to
+/// report (a directory).
+fn visit(root: &Path, canonical_root: &Path, config: &Config, result: Result<ignore::DirEntry, ignore::Error>) -> Option<Walked> {
+    let skipped = |path: String, reason: SkipReason| Some(Walked::Skipped(SkippedFile { path, reason }));
+    let entry = match result {
+        Ok(entry) => entry,
+        Err(err) => {
+            let path = error_path(&err).map_or_else(String::new, |p| relative(root, p).unwrap_or_default());
+            return skipped(path, SkipReason::Unreadable { error: err.to_string() });
+        }
+    };
+    let file_type = entry.file_type()?; // None: stdin only
+    if file_type.is_dir() {
+        return None;
+    }
+    let Some(path) = relative(root, entry.path()) else {
+        return skipped(entry.path().to_string_lossy().into_owned(), SkipReason::NonUtf8Path);
+    };
+    if file_type.is_symlink() {
+        let reason = match std::fs::canonicalize(entry.path()) {
+            Err(e) => SkipReason::Unreadable { error: format!("dangling symbolic link ({e})") },
+            Ok(target) if !target.starts_with(canonical_root) => SkipReason::SymlinkOutsideRepository,
+            Ok(_) => SkipReason::Symlink,
+        };
+        return skipped(path, reason);
+    }
+    if !file_type.is_file() {
+        return skipped(path, SkipReason::NotRegularFile);
+    }
+    let metadata = match entry.metadata() {
+        Ok(m) => m,
+        Err(e) => return skipped(path, SkipReason::Unreadable { error: e.to_string() }),
+    };
+    let size = metadata.len();
+    if size > config.max_file_bytes {
+        return skipped(path, SkipReason::TooLarge { size, limit: config.max_file_bytes });
+    }
+    let mtime_ns = metadata
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    Some(Walked::File(WalkedFile { path, abs: entry.into_path(), size, mtime_ns }))
 }
 
 fn error_path(err: &ignore::Error) -> Option<&Path> {

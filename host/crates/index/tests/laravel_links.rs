@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use code_intel_core::config::{Config, database_path};
-use code_intel_index::{SyncOptions, sync};
+use code_intel_index::{LinksUpdate, SyncOptions, sync};
 use code_intel_plugins::{HostOptions, PluginHost};
 use code_intel_store::Store;
 use code_intel_store::links::Link;
@@ -161,4 +161,68 @@ fn links_follow_changes_on_the_next_sync() {
     sync(dir.path(), &mut store, &host, &Config::default(), SyncOptions::default(), &|_| {}).unwrap();
     let migration = store.links_from("database/migrations/2025_01_11_090000_create_shop_orders_table.php").unwrap();
     assert!(!has(&migration, "app/Models/Order.php", "model"));
+}
+
+/// Every link in the index, sorted, origin included.
+fn all_links(store: &Store) -> Vec<Link> {
+    let mut links: Vec<Link> =
+        store.indexed_files().unwrap().iter().flat_map(|f| store.links_from(&f.path).unwrap()).collect();
+    links.sort();
+    links
+}
+
+/// Edits `path` with `edit`, syncs, and checks that the sync updated (or
+/// rebuilt) the links as `expected`, and that the table equals what a full
+/// rebuild produces.
+fn edit_and_check(dir: &Path, store: &mut Store, host: &PluginHost, path: &str, expected: LinksUpdate, edit: impl Fn(String) -> String) {
+    let file = dir.join(path);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = edit(text.clone());
+    assert_ne!(text, edited, "the edit of {path} changed nothing");
+    std::fs::write(&file, edited).unwrap();
+    let report = sync(dir, store, host, &Config::default(), SyncOptions::default(), &|_| {}).unwrap();
+    assert_eq!(report.modified, 1, "{report:?}");
+    assert_eq!(report.links, expected, "editing {path}");
+    let after_sync = all_links(store);
+    code_intel_index::links::rebuild(dir, store).unwrap();
+    let rebuilt = all_links(store);
+    if after_sync != rebuilt {
+        let missing: Vec<_> = rebuilt.iter().filter(|l| !after_sync.contains(l)).collect();
+        let extra: Vec<_> = after_sync.iter().filter(|l| !rebuilt.contains(l)).collect();
+        panic!("after editing {path}, links differ from a full rebuild\nmissing: {missing:#?}\nextra: {extra:#?}");
+    }
+}
+
+#[test]
+fn edits_that_keep_facts_update_links_file_by_file() {
+    let (dir, mut store) = indexed();
+    let host = PluginHost::discover(None, HostOptions::default());
+    let dir = dir.path();
+    // Filament resources whose body changes: their own links and (v4) those
+    // of the form/table classes they delegate to are produced again.
+    edit_and_check(dir, &mut store, &host, "app/Filament/Resources/CategoryResource.php", LinksUpdate::Updated, |t| {
+        format!("{t}\n// reviewed\n")
+    });
+    let v4 = "app/Filament/Clusters/Catalog/Resources/Products/ProductResource.php";
+    edit_and_check(dir, &mut store, &host, v4, LinksUpdate::Updated, |t| format!("{t}\n// reviewed\n"));
+    let form = store.links_from("app/Filament/Clusters/Catalog/Resources/Products/Schemas/ProductForm.php").unwrap();
+    assert!(form.iter().any(|l| l.to_path == v4 && l.origin_path == v4), "{:#?}", describe(&form));
+    // A view that starts naming a route and a component.
+    edit_and_check(dir, &mut store, &host, "resources/views/welcome.blade.php", LinksUpdate::Updated, |t| {
+        format!("{t}\n<x-alert /><a href=\"{{{{ route('orders.store') }}}}\">Order</a>\n")
+    });
+    let welcome = store.links_from("resources/views/welcome.blade.php").unwrap();
+    assert!(has(&welcome, "routes/web.php", "route"), "{:#?}", describe(&welcome));
+    // A model whose relation now points elsewhere.
+    edit_and_check(dir, &mut store, &host, "app/Models/Review.php", LinksUpdate::Updated, |t| {
+        t.replace("return $this->belongsTo(Product::class);", "return $this->belongsTo(Order::class);")
+    });
+    let review = store.links_from("app/Models/Review.php").unwrap();
+    assert!(has(&review, "app/Models/Order.php", "model") || has(&review, "app/Models/Order.php", "class"), "{:#?}", describe(&review));
+    // Renaming a class changes what other files resolve to: a full rebuild.
+    edit_and_check(dir, &mut store, &host, "app/Models/Review.php", LinksUpdate::Rebuilt, |t| {
+        t.replace("class Review extends Model", "class ProductReview extends Model")
+    });
+    // So does editing a routes file.
+    edit_and_check(dir, &mut store, &host, "routes/web.php", LinksUpdate::Rebuilt, |t| format!("{t}\n// end\n"));
 }

@@ -1,9 +1,10 @@
 //! Cross-file links: which file (and chunk) a chunk's related symbols lead
 //! to, as resolved by the indexer after a sync (`route:orders.store` ->
 //! `routes/web.php` line 14, `App\Models\Product` -> `app/Models/Product.php`,
-//! table `products` -> its migrations). Rebuilt as a whole after every sync
-//! that changed files, so it never points at a stale target for long; a
-//! search answers "what else is this connected to" with one indexed query.
+//! table `products` -> its migrations). Each link remembers the file whose
+//! chunk produced it (`origin_path`), so a sync that changed a few files can
+//! replace just their links; a search answers "what else is this connected
+//! to" with one indexed query.
 //!
 //! ```
 //! use code_intel_store::{Store, links::NewLink};
@@ -16,6 +17,7 @@
 //!     to_line: Some(14),
 //!     kind: "route".into(),
 //!     symbol: "route:orders.store".into(),
+//!     origin_path: "resources/views/cart.blade.php".into(),
 //! };
 //! store.write(|w| w.replace_links(&[link])).unwrap();
 //! let out = store.links_from("resources/views/cart.blade.php").unwrap();
@@ -46,7 +48,12 @@ pub const SCHEMA: Schema = Schema {
             symbol     TEXT NOT NULL    -- the related symbol that was resolved
         ) STRICT;
         CREATE INDEX links_by_from ON links(from_path, from_chunk);
-        CREATE INDEX links_by_to ON links(to_path, to_chunk);"],
+        CREATE INDEX links_by_to ON links(to_path, to_chunk);",
+        // The file whose chunk produced the link: usually `from_path`, but a
+        // Filament resource also links the form/table classes it delegates to.
+        "ALTER TABLE links ADD COLUMN origin_path TEXT NOT NULL DEFAULT '';
+        CREATE INDEX links_by_origin ON links(origin_path);",
+    ],
 };
 
 /// A link to write.
@@ -59,6 +66,10 @@ pub struct NewLink {
     pub to_line: Option<u32>,
     pub kind: String,
     pub symbol: String,
+    /// The file whose chunk produced the link (its links are replaced when
+    /// that file changes). Internal bookkeeping, not shown to users.
+    #[serde(skip)]
+    pub origin_path: String,
 }
 
 /// A stored link (same fields as [`NewLink`]).
@@ -111,11 +122,29 @@ impl Writer<'_> {
     /// SQLite errors.
     pub fn replace_links(&self, links: &[NewLink]) -> Result<()> {
         self.tx.execute("DELETE FROM links", [])?;
+        self.insert_links(links)
+    }
+
+    /// Replaces the links produced by the chunks of `origins` with `links`
+    /// (which must all come from those files); every other link stays.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn replace_links_of(&self, origins: &[String], links: &[NewLink]) -> Result<()> {
+        let mut delete = self.tx.prepare_cached("DELETE FROM links WHERE origin_path = ?1")?;
+        for origin in origins {
+            delete.execute([origin])?;
+        }
+        self.insert_links(links)
+    }
+
+    fn insert_links(&self, links: &[NewLink]) -> Result<()> {
         let mut insert = self.tx.prepare_cached(
-            "INSERT INTO links (from_path, from_chunk, to_path, to_chunk, to_line, kind, symbol) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO links (from_path, from_chunk, to_path, to_chunk, to_line, kind, symbol, origin_path)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
         for l in links {
-            insert.execute(params![l.from_path, l.from_chunk, l.to_path, l.to_chunk, l.to_line, l.kind, l.symbol])?;
+            insert.execute(params![l.from_path, l.from_chunk, l.to_path, l.to_chunk, l.to_line, l.kind, l.symbol, l.origin_path])?;
         }
         Ok(())
     }
@@ -130,10 +159,19 @@ fn link_row(row: &Row<'_>) -> rusqlite::Result<Link> {
         to_line: row.get(4)?,
         kind: row.get(5)?,
         symbol: row.get(6)?,
+        origin_path: row.get(7)?,
     })
 }
 
-const LINK_COLUMNS: &str = "from_path, from_chunk, to_path, to_chunk, to_line, kind, symbol";
+const LINK_COLUMNS: &str = "from_path, from_chunk, to_path, to_chunk, to_line, kind, symbol, origin_path";
+
+/// The chunks that can take part in a link: chunks with related symbols and
+/// the chunks links resolve to (classes, templates, table schemas, composer
+/// autoload maps). Fallback line chunks never do.
+const LINK_SOURCE_QUERY: &str = "SELECT f.path, f.chunker, c.chunk_id, c.kind, c.name, c.qualified_name, c.related_symbols, c.metadata
+     FROM chunks c JOIN files f ON f.id = c.file_id
+     WHERE f.chunker <> 'fallback'
+       AND (c.related_symbols <> '[]' OR c.qualified_name IS NOT NULL OR c.kind IN ('blade_template', 'table_schema', 'autoload'))";
 
 impl Store {
     /// Links whose symbol sits in `path` (any chunk of it), ordered by target.
@@ -212,21 +250,52 @@ impl Store {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
-    /// Every chunk that can take part in a link: chunks with related symbols
-    /// and the chunks links resolve to (classes, templates, table schemas,
-    /// composer autoload maps). Fallback line chunks never do.
+    /// Every chunk that can take part in a link, in file order.
     ///
     /// # Errors
     /// SQLite errors or malformed JSON in the index.
     pub fn link_sources(&self) -> Result<Vec<LinkSource>> {
-        let mut stmt = self.conn().prepare(
-            "SELECT f.path, f.chunker, c.chunk_id, c.kind, c.name, c.qualified_name, c.related_symbols, c.metadata
-             FROM chunks c JOIN files f ON f.id = c.file_id
-             WHERE f.chunker <> 'fallback'
-               AND (c.related_symbols <> '[]' OR c.qualified_name IS NOT NULL OR c.kind IN ('blade_template', 'table_schema', 'autoload'))
-             ORDER BY f.path, c.start_byte",
-        )?;
-        let rows = stmt.query_map([], |row| {
+        self.query_link_sources(&format!("{LINK_SOURCE_QUERY} ORDER BY f.path, c.start_byte"), &[])
+    }
+
+    /// The link sources of the files `paths`, in file order.
+    ///
+    /// # Errors
+    /// SQLite errors or malformed JSON in the index.
+    pub fn link_sources_in(&self, paths: &[String]) -> Result<Vec<LinkSource>> {
+        let paths = serde_json::to_string(paths)?;
+        self.query_link_sources(
+            &format!("{LINK_SOURCE_QUERY} AND f.path IN (SELECT value FROM json_each(?1)) ORDER BY f.path, c.start_byte"),
+            &[&paths],
+        )
+    }
+
+    /// The link sources a resolver needs to resolve the symbols `names`
+    /// (class FQCNs, `Class::method`): chunks qualified as one of them
+    /// (ignoring case, a superset), plus every template, table schema,
+    /// autoload map and Eloquent model, which lookups by view, table or model
+    /// need. In file order, like [`Store::link_sources`], so "first
+    /// definition wins" picks the same chunk.
+    ///
+    /// # Errors
+    /// SQLite errors or malformed JSON in the index.
+    pub fn link_fact_sources(&self, names: &[String]) -> Result<Vec<LinkSource>> {
+        let names = serde_json::to_string(names)?;
+        self.query_link_sources(
+            &format!(
+                "{LINK_SOURCE_QUERY} AND c.rowid IN (
+                     SELECT rowid FROM chunks WHERE qualified_name COLLATE NOCASE IN (SELECT value FROM json_each(?1))
+                     UNION SELECT rowid FROM chunks WHERE kind IN ('blade_template', 'table_schema', 'autoload')
+                     UNION SELECT rowid FROM chunks WHERE kind = 'class' AND json_extract(metadata, '$.eloquent_model') = 1)
+                 ORDER BY f.path, c.start_byte"
+            ),
+            &[&names],
+        )
+    }
+
+    fn query_link_sources(&self, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<LinkSource>> {
+        let mut stmt = self.conn().prepare_cached(sql)?;
+        let rows = stmt.query_map(params, |row| {
             Ok((
                 row.get::<_, String>(0)?,
                 row.get::<_, String>(1)?,

@@ -222,10 +222,6 @@ impl Store {
         Ok(self.conn().query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
     }
 
-    /// Total number of chunks.
-    ///
-    /// # Errors
-    /// SQLite errors.
     /// A cheap key that changes whenever the set of chunks changes (rows are
     /// only ever inserted with a fresh rowid or deleted), for derived data
     /// such as cross-file links to tell whether it is stale.
@@ -235,6 +231,18 @@ impl Store {
         Ok(format!("{count}:{max}"))
     }
 
+    /// Number of indexed files.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn file_count(&self) -> Result<u64> {
+        Ok(count(self.conn().query_row("SELECT count(*) FROM files", [], |r| r.get(0))?))
+    }
+
+    /// Number of chunks.
+    ///
+    /// # Errors
+    /// SQLite errors.
     pub fn chunk_count(&self) -> Result<u64> {
         Ok(count(self.conn().query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?))
     }
