@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 
-from conftest import server_params, tool_text
+from conftest import copy_fixture, server_params, tool_text
 
 pytestmark = pytest.mark.anyio
 
@@ -271,3 +271,67 @@ async def test_semantic_search_uses_vectors_once_embedded(code_intel_bin, mini_r
         assert any(h["name"] in ("rename", "rename_user") for h in data["results"]), data
         r, data, _ = await call(client, "semantic_search", {"query": "xqzzv kjhgf", "n_results": 5})
         assert data["results"] == [] or data["notes"], data
+
+
+PRODUCT_FORM = "app/Filament/Clusters/Catalog/Resources/Products/Schemas/ProductForm.php"
+PRODUCT_RESOURCE = "app/Filament/Clusters/Catalog/Resources/Products/ProductResource.php"
+CREATE_PRODUCTS = "database/migrations/2025_01_10_100100_create_products_table.php"
+
+
+def linked(entry: dict) -> set[tuple[str, str]]:
+    return {(f["path"], f["kind"]) for f in entry.get("linked_files", [])}
+
+
+async def wait_vectors_ready(client: Client, timeout: float = 180):
+    """Waits for the background embedding pass to cover every chunk."""
+    import anyio
+
+    status = {}
+    with anyio.move_on_after(timeout):
+        while True:
+            _, status, _ = await call(client, "index_status", {})
+            if status["vector_search"] == "ready":
+                break
+            await anyio.sleep(0.5)
+    assert status["vector_search"] == "ready", status
+
+
+async def test_results_carry_linked_files(code_intel_bin, tmp_path):
+    """"Add a stock field to the product form": definitions and search
+    results name the files tied to them (model, migrations, form class), in
+    the structured result (checked against the output schema by the client)
+    and in the text."""
+    repo = copy_fixture("laravel-app", tmp_path)
+    async with client_for(code_intel_bin, repo, "legacy") as client:
+        await wait_indexed(client)
+        r, data, text = await call(client, "find_definitions", {"symbol": "ProductForm"})
+        assert not r.is_error, text
+        form = next(d for d in data["definitions"] if d["path"] == PRODUCT_FORM and d["kind"] == "class")
+        assert {("app/Models/Product.php", "model"), (CREATE_PRODUCTS, "table"), (PRODUCT_RESOURCE, "filament")} <= linked(form), form
+        assert all(f["direction"] in ("in", "out") and f["via"] for f in form["linked_files"]), form
+        assert f"    -> {CREATE_PRODUCTS} (table table:products)" in text, text
+
+        r, data, text = await call(client, "find_definitions", {"symbol": "ProductResource", "kinds": ["filament_resource"]})
+        resource = data["definitions"][0]
+        assert resource["path"] == PRODUCT_RESOURCE, data
+        assert 0 < len(resource["linked_files"]) <= 8, resource
+        assert resource["linked_files"][0]["path"] == "app/Models/Product.php", resource
+        assert (PRODUCT_FORM, "filament") in linked(resource), resource
+
+        # Whatever ranking is available (hybrid with a model, keywords without),
+        # the answer reaches both the form class and a products migration.
+        if os.environ.get("CODE_INTEL_TEST_MODEL_DIR"):
+            await wait_vectors_ready(client)
+        r, data, text = await call(client, "semantic_search", {"query": "add a stock field to the product form", "n_results": 5})
+        assert not r.is_error, text
+        reached = {h["path"] for h in data["results"]} | {p for h in data["results"] for p, _ in linked(h)}
+        assert PRODUCT_FORM in reached, data
+        assert any(p.startswith("database/migrations/") and "products" in p for p in reached), data
+        assert any(h.get("linked_files") for h in data["results"]), data
+        assert "    <- " in text or "    -> " in text, text
+
+        # A tight budget cuts linked files before results, and says so.
+        r, data, text = await call(client, "find_definitions", {"symbol": "Product", "match": "prefix", "max_chars": 1500})
+        assert not r.is_error, text
+        assert data["definitions"], data
+        assert any("linked files" in n for n in data.get("notes", [])), data

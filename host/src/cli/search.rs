@@ -1,6 +1,7 @@
 //! `code-intel search QUERY [--mode lexical|semantic|hybrid]`: search the
 //! chunk index with the same ranking the MCP server's `semantic_search`
-//! uses (keywords, vectors, or both fused).
+//! uses (keywords, vectors, or both fused), each hit with the files linked
+//! to it (model, migrations, routes, views).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use code_intel_core::config;
 use code_intel_embed::{EncoderOptions, ModelHandle, ResolveOptions, install_hint};
 use code_intel_search::hybrid::{self, Arm, Mode, SearchHit, SearchRequest, SearchResponse};
 use code_intel_search::lexical::DEFAULT_LIMIT;
+use code_intel_search::links::MAX_LINKED_FILES;
 use code_intel_search::semantic::{Collection, Filters, VectorSearch, VectorStatus, vectors_dir};
 use code_intel_store::Store;
 use serde_json::json;
@@ -99,6 +101,7 @@ fn search(args: &SearchArgs) -> Result<String, String> {
         filters: Filters { path_glob: args.path.clone(), kinds: args.kinds.clone() },
         weights: config.search_weights.clone(),
         model_wait: Duration::ZERO,
+        links: MAX_LINKED_FILES,
     };
     let started = std::time::Instant::now();
     let response = hybrid::search(&store, Some(&vectors), &request).map_err(|e| e.to_string())?;
@@ -149,6 +152,7 @@ fn to_json(r: &SearchResponse, query_ms: f64) -> serde_json::Value {
                 "arms": h.arms,
                 "vector_score": h.vector_score,
                 "keyword_score": h.keyword_score,
+                "linked_files": h.linked_files,
             })
         })
         .collect();
@@ -211,6 +215,7 @@ fn render(query: &str, r: &SearchResponse, vector_wanted: bool) -> String {
             hit.name,
             arms(hit)
         );
+        crate::mcp::render::linked_files(&mut out, &hit.linked_files);
     }
     out
 }

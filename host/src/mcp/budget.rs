@@ -84,6 +84,45 @@ pub fn fit<T: Serialize>(items: &mut Vec<T>, budget: usize, reserved: usize, shr
     dropped
 }
 
+/// Per-item caps tried on a nested list (a result's linked files), in
+/// order, before [`fit`] drops whole items: eight links are the most a
+/// result carries, one keeps the strongest tie.
+pub const NESTED_CAPS: &[usize] = &[4, 2, 1, 0];
+
+/// When `items` (plus `reserved`) exceed `budget`, shortens every item's
+/// nested list to the first of [`NESTED_CAPS`] that makes them fit (or the
+/// last). Returns the cap applied, `None` when nothing was cut. Whole items
+/// are worth more than their extras: call this before [`fit`].
+pub fn trim_nested<T: Serialize, U>(
+    items: &mut [T],
+    budget: usize,
+    reserved: usize,
+    nested: impl Fn(&mut T) -> &mut Vec<U>,
+) -> Option<usize> {
+    let size = |items: &[T]| reserved + items.iter().map(|i| json_len(i) + 1).sum::<usize>();
+    if size(items) <= budget {
+        return None;
+    }
+    let mut applied = None;
+    for &cap in NESTED_CAPS {
+        let mut cut = false;
+        for item in items.iter_mut() {
+            let list = nested(item);
+            if list.len() > cap {
+                list.truncate(cap);
+                cut = true;
+            }
+        }
+        if cut {
+            applied = Some(cap);
+        }
+        if size(items) <= budget {
+            break;
+        }
+    }
+    applied
+}
+
 /// Length of a value's compact JSON form.
 pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
     serde_json::to_string(value).map_or(0, |s| s.len())
@@ -128,6 +167,29 @@ mod tests {
         let dropped = fit(&mut items, 1000, 0, |s, room| *s = s.chars().take(room).collect());
         assert_eq!(dropped, 0);
         assert!(items[0].len() <= 1000);
+    }
+
+    #[test]
+    fn nested_lists_shrink_before_items_are_dropped() {
+        #[derive(Serialize)]
+        struct Item {
+            name: String,
+            links: Vec<String>,
+        }
+        let make = || -> Vec<Item> {
+            (0..5).map(|i| Item { name: format!("item {i}"), links: (0..8).map(|j| format!("link {j} of item {i}")).collect() }).collect()
+        };
+        let mut items = make();
+        assert_eq!(trim_nested(&mut items, 100_000, 0, |i| &mut i.links), None);
+        assert_eq!(items[0].links.len(), 8);
+        let full: usize = items.iter().map(|i| json_len(i) + 1).sum();
+        let mut items = make();
+        let cap = trim_nested(&mut items, full / 2, 0, |i| &mut i.links);
+        assert!(cap.is_some_and(|c| c < 8), "{cap:?}");
+        assert!(items.iter().all(|i| i.links.len() <= cap.unwrap()));
+        assert_eq!(fit(&mut items, full / 2, 0, |_, _| {}), 0, "every item still fits");
+        let mut items = make();
+        assert_eq!(trim_nested(&mut items, 10, 0, |i| &mut i.links), Some(0));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use code_intel_core::paths::{PathError, RepoPath};
 use code_intel_search::definitions::{self, Definition, DefinitionQuery};
+use code_intel_search::links::{LinkedFile, MAX_LINKED_FILES};
 use code_intel_search::references::{self, DefinitionSite, ReferenceGroup, ReferenceQuery};
 use code_intel_search::repo_map::{self, MapFile, RepoMapQuery};
 use code_intel_search::structure::{self, FileOutline};
@@ -385,6 +386,10 @@ pub struct SemanticHit {
     pub vector_score: Option<f64>,
     /// `lexical`, `vector` or `hybrid` (found by both).
     pub source: String,
+    /// Files tied to this chunk by cross-file links (its model, the
+    /// migrations of its table, the route a form posts to, ...), strongest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub linked_files: Vec<LinkedFile>,
 }
 
 /// A hit in the map of agreements (past successful NL -> symbol mappings).
@@ -551,6 +556,14 @@ fn note_dropped(notes: &mut Vec<String>, dropped: usize, what: &str, max_chars: 
     }
 }
 
+fn note_links_cut(notes: &mut Vec<String>, cap: usize, what: &str, max_chars: usize) {
+    notes.push(if cap == 0 {
+        format!("linked files left out to fit the output budget of {max_chars} characters; raise max_chars or ask for fewer results")
+    } else {
+        format!("linked files cut to {cap} per {what} to fit the output budget of {max_chars} characters; raise max_chars to see them all")
+    });
+}
+
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ErrorData> {
     tokio::task::spawn_blocking(f)
         .await
@@ -688,6 +701,7 @@ Matches exactly (falling back to fuzzy when nothing matches), by prefix, or fuzz
             kinds: args.kinds.unwrap_or_default(),
             path_prefix,
             limit: max_results,
+            links: MAX_LINKED_FILES,
         };
         let st = state.clone();
         let found = match blocking(move || st.with_store(|s| definitions::find_definitions(s, &query))).await? {
@@ -718,7 +732,13 @@ Matches exactly (falling back to fuzzy when nothing matches), by prefix, or fuzz
             notes,
         };
         let reserved = budget::json_len(&result) + 400;
-        let dropped = budget::fit(&mut result.definitions, max_chars, reserved, |d, _| d.docstring = None);
+        if let Some(cap) = budget::trim_nested(&mut result.definitions, max_chars, reserved, |d| &mut d.linked_files) {
+            note_links_cut(&mut result.notes, cap, "definition", max_chars);
+        }
+        let dropped = budget::fit(&mut result.definitions, max_chars, reserved, |d, _| {
+            d.docstring = None;
+            d.linked_files.clear();
+        });
         if dropped > 0 {
             result.truncated = true;
             note_dropped(&mut result.notes, dropped, "definitions", max_chars);
@@ -1092,6 +1112,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
             filters: code_intel_search::semantic::Filters { path_glob, kinds: args.kinds.unwrap_or_default() },
             weights: state.config().search_weights.clone(),
             model_wait: code_intel_search::semantic::MODEL_WAIT,
+            links: MAX_LINKED_FILES,
         };
         let st = state.clone();
         let response = blocking(move || {
@@ -1143,6 +1164,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
                         end_line: h.end_line,
                         score: h.score,
                         vector_score: h.vector_score.map(f64::from),
+                        linked_files: h.linked_files,
                     }
                 })
                 .collect(),
@@ -1158,7 +1180,10 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
             notes,
         };
         let reserved = budget::json_len(&result) + 400;
-        let dropped = budget::fit(&mut result.results, max_chars, reserved, |_, _| {});
+        if let Some(cap) = budget::trim_nested(&mut result.results, max_chars, reserved, |h| &mut h.linked_files) {
+            note_links_cut(&mut result.notes, cap, "result", max_chars);
+        }
+        let dropped = budget::fit(&mut result.results, max_chars, reserved, |h, _| h.linked_files.clear());
         if dropped > 0 {
             result.truncated = true;
             note_dropped(&mut result.notes, dropped, "results", max_chars);

@@ -20,6 +20,16 @@ fn notes(out: &mut String, notes: &[String], truncated: bool) {
     }
 }
 
+/// A result's linked files, one per line under it: `-> path (kind via)`
+/// when the result names the file, `<- path` when the file names the result.
+pub fn linked_files(out: &mut String, files: &[code_intel_search::links::LinkedFile]) {
+    for f in files {
+        let arrow = if f.direction == "in" { "<-" } else { "->" };
+        let line = f.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let _ = writeln!(out, "    {arrow} {}{line} ({} {})", f.path, f.kind, f.via);
+    }
+}
+
 pub fn search_text(r: &SearchTextResult) -> String {
     let mut out = format!(
         "{} match(es) in {} file(s) ({} searched){}\n",
@@ -58,6 +68,7 @@ pub fn definitions(r: &FindDefinitionsResult) -> String {
         if let Some(doc) = &d.docstring {
             let _ = writeln!(out, "    \"{doc}\"");
         }
+        linked_files(&mut out, &d.linked_files);
     }
     notes(&mut out, &r.notes, r.truncated);
     out
@@ -205,6 +216,7 @@ pub fn semantic(r: &super::code_tools::SemanticSearchResult) -> String {
     for h in &r.results {
         let name = h.qualified_name.as_deref().unwrap_or(&h.name);
         let _ = writeln!(out, "{:.2} {}:{}-{} {} {} [{}]", h.score, h.path, h.start_line, h.end_line, h.kind, name, h.source);
+        linked_files(&mut out, &h.linked_files);
     }
     notes(&mut out, &r.notes, r.truncated);
     out

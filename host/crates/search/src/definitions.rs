@@ -21,6 +21,8 @@
 //! ```
 
 use code_intel_store::{ChunkSummary, NameMatch, Store, StoreError};
+
+use crate::links::{LinkedFile, MAX_LINKED_FILES, linked_files};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -44,12 +46,14 @@ pub struct DefinitionQuery {
     /// Only files under this repository-relative directory or equal to this file (`""` = all).
     pub path_prefix: String,
     pub limit: usize,
+    /// Linked files attached to each definition at most (0: none).
+    pub links: usize,
 }
 
 impl DefinitionQuery {
     #[must_use]
     pub fn new(symbol: &str) -> Self {
-        Self { symbol: symbol.to_string(), how: NameMatch::Exact, kinds: Vec::new(), path_prefix: String::new(), limit: 50 }
+        Self { symbol: symbol.to_string(), how: NameMatch::Exact, kinds: Vec::new(), path_prefix: String::new(), limit: 50, links: MAX_LINKED_FILES }
     }
 }
 
@@ -73,6 +77,11 @@ pub struct Definition {
     pub docstring: Option<String>,
     /// Plugin that produced the chunk.
     pub chunker: String,
+    /// Files tied to this definition by cross-file links (its model, the
+    /// migrations of its table, the form class it delegates to, ...),
+    /// strongest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub linked_files: Vec<LinkedFile>,
 }
 
 /// What [`find_definitions`] found.
@@ -120,11 +129,17 @@ fn lookup(store: &Store, query: &DefinitionQuery, how: NameMatch) -> Result<(Vec
     } else {
         query.limit.saturating_add(1).saturating_mul(PATH_FILTER_OVERFETCH)
     };
-    let rows = store.definitions(&query.symbol, how, &query.kinds, fetch)?;
-    let mut out: Vec<Definition> =
-        rows.into_iter().filter(|row| under(&row.path, prefix)).map(Definition::from_summary).collect();
-    let truncated = out.len() > query.limit;
-    out.truncate(query.limit);
+    let mut rows = store.definitions(&query.symbol, how, &query.kinds, fetch)?;
+    rows.retain(|row| under(&row.path, prefix));
+    let truncated = rows.len() > query.limit;
+    rows.truncate(query.limit);
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let linked = linked_files(store, &row.path, row.rowid, query.links)?;
+        let mut definition = Definition::from_summary(row);
+        definition.linked_files = linked;
+        out.push(definition);
+    }
     Ok((out, truncated))
 }
 
@@ -156,7 +171,7 @@ pub fn under(path: &str, prefix: &str) -> bool {
 }
 
 impl Definition {
-    /// Builds a definition from a chunk summary.
+    /// Builds a definition from a chunk summary (without linked files).
     #[must_use]
     pub fn from_summary(row: ChunkSummary) -> Self {
         let scope = row.qualified_name.as_deref().and_then(scope_of);
@@ -181,6 +196,7 @@ impl Definition {
             signature: row.signature,
             docstring: docstring.filter(|d| !d.is_empty()),
             chunker: row.chunker,
+            linked_files: Vec::new(),
         }
     }
 }

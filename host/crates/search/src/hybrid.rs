@@ -27,6 +27,7 @@ use code_intel_store::Store;
 use code_intel_store::tokenize::{query_words, split_identifier};
 
 use crate::lexical::{LexicalHit, LexicalQuery};
+use crate::links::{LinkedFile, MAX_LINKED_FILES, linked_files};
 use serde::Serialize;
 
 use crate::semantic::{
@@ -81,6 +82,8 @@ pub struct SearchRequest {
     pub weights: SearchWeights,
     /// How long to wait for a loading model.
     pub model_wait: Duration,
+    /// Linked files attached to each hit at most (0: none).
+    pub links: usize,
 }
 
 impl SearchRequest {
@@ -95,6 +98,7 @@ impl SearchRequest {
             filters: Filters::default(),
             weights: SearchWeights::default(),
             model_wait: MODEL_WAIT,
+            links: MAX_LINKED_FILES,
         }
     }
 }
@@ -126,6 +130,9 @@ pub struct SearchHit {
     /// Keyword (BM25) score, when the lexical arm found the chunk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keyword_score: Option<f64>,
+    /// Files tied to the hit by cross-file links, strongest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub linked_files: Vec<LinkedFile>,
     #[serde(skip)]
     pub rowid: i64,
     #[serde(skip)]
@@ -240,6 +247,9 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     if any_confident {
         hits.retain(|h| h.confident);
         hits.truncate(n);
+        for hit in &mut hits {
+            hit.linked_files = linked_files(store, &hit.file, hit.rowid, request.links)?;
+        }
         response.hits = hits;
     } else {
         response.no_confident_match = true;
@@ -274,6 +284,7 @@ fn vector_only(h: ForestHit) -> SearchHit {
         arms: vec![Arm::Vector],
         vector_score: Some(h.score),
         keyword_score: None,
+        linked_files: Vec::new(),
         rowid: h.rowid,
         confident: h.score >= VECTOR_CONFIDENCE_FLOOR,
     }
@@ -324,6 +335,7 @@ fn lexical_hit(h: LexicalHit) -> SearchHit {
         arms: vec![Arm::Lexical],
         vector_score: None,
         keyword_score: Some(h.score),
+        linked_files: Vec::new(),
         rowid: h.chunk_rowid,
         confident: h.all_words || h.exact,
     }

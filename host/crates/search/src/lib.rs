@@ -3,6 +3,8 @@
 //! - [`text`]: regex or literal search over the working tree with ripgrep's
 //!   grep crates (`ignore` + `grep-regex` + `grep-searcher`).
 //! - [`definitions`]: symbol -> definition sites from the chunk index.
+//! - [`links`]: the files a result is tied to (model, migrations, routes,
+//!   views, ...), attached to definitions and ranked hits.
 //! - [`references`]: symbol -> whole-word usages minus definitions, grouped
 //!   by enclosing chunk.
 //! - [`structure`]: nested outlines of files and directories.
@@ -18,6 +20,7 @@
 pub mod definitions;
 pub mod hybrid;
 pub mod lexical;
+pub mod links;
 pub mod references;
 pub mod repo_map;
 pub mod semantic;
