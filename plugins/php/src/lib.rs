@@ -22,7 +22,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use code_intel_plugin_sdk::text::{docblock, elide, split_top_level, unquote};
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, Matches, Plugin, PluginError, PluginInfo, QueryMatch, SourceFile, Span,
+    ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, MatchSet, Plugin, PluginError, PluginInfo, SourceFile, Span,
     Tree, export_plugin, parse,
 };
 use serde_json::{Map, Value, json};
@@ -428,11 +428,11 @@ impl Facts {
     }
 }
 
-fn collect(matches: &[QueryMatch]) -> Facts {
+fn collect(matches: &MatchSet<'_>) -> Facts {
     let mut decls = Vec::new();
     for m in matches {
         let Some(node) = m.get("decl") else { continue };
-        let kind = DeclKind::from_node_kind(&node.kind);
+        let kind = DeclKind::from_node_kind(node.kind);
         let name = m.get("name");
         let start = m.get("attrs").map_or(node.start_byte, |a| a.end_byte);
         let end = match kind {
@@ -443,7 +443,7 @@ fn collect(matches: &[QueryMatch]) -> Facts {
         };
         decls.push(Decl {
             kind,
-            name: name.map_or_else(|| "class@anonymous".to_string(), |n| n.text.clone()),
+            name: name.map_or_else(|| "class@anonymous".to_string(), |n| n.text.to_string()),
             node: Span::of(node),
             outer: Span::of(node),
             header: (start, end),
@@ -497,34 +497,34 @@ fn collect(matches: &[QueryMatch]) -> Facts {
     let mut uses: Vec<(u32, String)> = Vec::new();
     let mut docs: Vec<(usize, Span, String)> = Vec::new();
     for m in matches {
-        let at = m.captures.first().map_or(0, |c| c.start_byte);
+        let at = m.captures().next().map_or(0, |c| c.start_byte);
         if let (Some(ns), Some(name)) = (m.get("ns"), m.get("namespace")) {
-            namespaces.push((ns.start_byte, name.text.clone()));
+            namespaces.push((ns.start_byte, name.text.to_string()));
         } else if let Some(u) = m.get("use") {
-            uses.push((u.start_byte, u.text.clone()));
+            uses.push((u.start_byte, u.text.to_string()));
         } else if let Some(c) = m.get("extends") {
             if let Some(i) = facts.innermost(c.start_byte) {
-                facts.extends.entry(i).or_default().push(c.text.clone());
+                facts.extends.entry(i).or_default().push(c.text.to_string());
             }
         } else if let Some(c) = m.get("implements") {
             if let Some(i) = facts.innermost(c.start_byte) {
-                facts.implements.entry(i).or_default().push(c.text.clone());
+                facts.implements.entry(i).or_default().push(c.text.to_string());
             }
         } else if let Some(c) = m.get("trait") {
             if let Some(i) = facts.owning_type(c.start_byte) {
-                facts.traits.entry(i).or_default().push(c.text.clone());
+                facts.traits.entry(i).or_default().push(c.text.to_string());
             }
         } else if let (Some(doc), Some(decl)) = (m.get("doc"), m.get("documented")) {
-            if let (Some(&i), Some(text)) = (by_start.get(&decl.start_byte), docblock(&doc.text)) {
+            if let (Some(&i), Some(text)) = (by_start.get(&decl.start_byte), docblock(doc.text)) {
                 docs.push((i, Span::of(doc), text));
             }
         } else if let (Some(e), Some(backing)) = (m.get("enum"), m.get("backing")) {
             if let Some(&i) = by_start.get(&e.start_byte) {
-                facts.backing.insert(i, backing.text.clone());
+                facts.backing.insert(i, backing.text.to_string());
             }
         } else if let Some(case) = m.get("case") {
             if let Some(i) = facts.owning_type(case.start_byte) {
-                let value = m.get("case_value").map_or(Value::Null, |v| match (unquote(&v.text), v.text.trim().parse::<i64>()) {
+                let value = m.get("case_value").map_or(Value::Null, |v| match (unquote(v.text), v.text.trim().parse::<i64>()) {
                     (Some(s), _) => json!(s),
                     (None, Ok(n)) => json!(n),
                     (None, Err(_)) => json!(v.text),
@@ -544,7 +544,7 @@ fn collect(matches: &[QueryMatch]) -> Facts {
             }
         } else if let Some(array) = m.get("casts_array")
             && let Some(i) = facts.innermost(array.start_byte).and_then(|m| facts.decls[m].parent) {
-                facts.casts_method.insert(i, array.text.clone());
+                facts.casts_method.insert(i, array.text.to_string());
             }
     }
     for (i, doc, text) in docs {
@@ -595,14 +595,14 @@ struct Uses {
     related: BTreeSet<String>,
 }
 
-fn collect_uses(matches: &[QueryMatch], facts: &Facts) -> HashMap<Option<usize>, Uses> {
+fn collect_uses(matches: &MatchSet<'_>, facts: &Facts) -> HashMap<Option<usize>, Uses> {
     let mut per_owner: HashMap<Option<usize>, Uses> = HashMap::new();
     for m in matches {
-        for c in &m.captures {
+        for c in m.captures() {
             let owner = facts.owner(c.start_byte);
             let scope = facts.scope_at(c.start_byte);
             let uses = per_owner.entry(owner).or_default();
-            match c.name.as_str() {
+            match c.name {
                 "class" => {
                     let written = c.text.trim();
                     if let Some(fqcn) = scope.resolve_class(written) {
@@ -617,7 +617,7 @@ fn collect_uses(matches: &[QueryMatch], facts: &Facts) -> HashMap<Option<usize>,
                     }
                 }
                 "call" => {
-                    uses.references.insert(c.text.clone());
+                    uses.references.insert(c.text.to_string());
                 }
                 _ => {}
             }
@@ -634,7 +634,7 @@ struct Relation {
     through: Option<String>,
 }
 
-fn collect_relations(matches: &[QueryMatch], facts: &Facts) -> Vec<Relation> {
+fn collect_relations(matches: &MatchSet<'_>, facts: &Facts) -> Vec<Relation> {
     let mut relations = Vec::new();
     for m in matches {
         let (Some(call), Some(kind), Some(args)) = (m.get("relation.call"), m.text("relation"), m.get("args")) else { continue };
@@ -676,7 +676,7 @@ fn signature(decl: &Decl, source: &str) -> String {
 }
 
 fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
-    let matches = tree.query(QUERY)?;
+    let matches = tree.matches(QUERY)?;
     let facts = collect(&matches);
     let uses = collect_uses(&matches, &facts);
     let relations = collect_relations(&matches, &facts);
@@ -692,7 +692,7 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
     let top_code = matches
         .iter()
         .filter_map(|m| m.get("top"))
-        .any(|c| !NOT_CODE.contains(&c.kind.as_str()));
+        .any(|c| !NOT_CODE.contains(&c.kind));
     if top_code {
         let holes: Vec<_> = (0..decls.len()).filter(|&i| decls[i].chunked && decls[i].parent.is_none()).filter_map(body_hole).collect();
         let file_name = path.rsplit('/').next().unwrap_or(path);

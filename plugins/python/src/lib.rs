@@ -28,7 +28,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use code_intel_plugin_sdk::text::{elide, python_docstring, split_top_level};
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, Matches, Plugin, PluginError, PluginInfo, QueryMatch, SourceFile, Span,
+    ChunkBuilder, ChunkOutcome, ChunkSet, MatchSet, Plugin, PluginError, PluginInfo, SourceFile, Span,
     SpanSet, Tree, export_plugin, parse,
 };
 use serde_json::{Value, json};
@@ -212,7 +212,7 @@ struct Imports {
     listed: Vec<String>,
 }
 
-fn collect_imports(matches: &[QueryMatch], path: &str, module: &str, defs: &[Def]) -> Imports {
+fn collect_imports(matches: &MatchSet<'_>, path: &str, module: &str, defs: &[Def]) -> Imports {
     let package = package_of(path, module);
     let mut bindings = HashMap::new();
     let mut listed = Vec::new();
@@ -246,7 +246,7 @@ fn collect_imports(matches: &[QueryMatch], path: &str, module: &str, defs: &[Def
 }
 
 /// The file's definitions, nested and annotated.
-fn collect_defs(matches: &[QueryMatch]) -> Defs {
+fn collect_defs(matches: &MatchSet<'_>) -> Defs {
     let mut defs = Vec::new();
     for m in matches {
         let (Some(node), Some(name), Some(body)) = (m.get("def"), m.get("name"), m.get("body")) else { continue };
@@ -258,7 +258,7 @@ fn collect_defs(matches: &[QueryMatch]) -> Defs {
         let bases = m.text("bases").map(|b| b.trim_start_matches('(').trim_end_matches(')').to_string());
         defs.push(Def {
             kind,
-            name: name.text.clone(),
+            name: name.text.to_string(),
             node: Span::of(node),
             outer: Span::of(node),
             name_start: name.start_byte,
@@ -284,23 +284,23 @@ fn collect_defs(matches: &[QueryMatch]) -> Defs {
     let mut variables: Vec<String> = Vec::new();
     for m in matches {
         if let (Some(d), Some(of)) = (m.get("decorator"), m.get("decorator_of")) {
-            decorators.entry(of.start_byte).or_default().push(decorator_name(&d.text));
+            decorators.entry(of.start_byte).or_default().push(decorator_name(d.text));
             let wrapper = decorated.entry(of.start_byte).or_insert_with(|| Span::of(d));
             *wrapper = wrapper.join(Span::of(d));
         } else if let (Some(owner), Some(doc)) = (m.get("documented"), m.get("doc")) {
             if let Some(&i) = by_start.get(&owner.start_byte) {
-                defs[i].docstring = Some(python_docstring(&doc.text));
+                defs[i].docstring = Some(python_docstring(doc.text));
             }
         } else if let (Some(owner), Some(field)) = (m.get("owner"), m.get("field")) {
             if let Some(&i) = by_start.get(&owner.start_byte)
-                && !defs[i].fields.contains(&field.text) {
-                    defs[i].fields.push(field.text.clone());
+                && !defs[i].fields.iter().any(|f| f == field.text) {
+                    defs[i].fields.push(field.text.to_string());
                 }
         } else if let Some(doc) = m.get("module_doc") {
-            module_doc = Some(python_docstring(&doc.text));
+            module_doc = Some(python_docstring(doc.text));
         } else if let Some(variable) = m.get("variable")
-            && !variables.contains(&variable.text) {
-                variables.push(variable.text.clone());
+            && !variables.iter().any(|v| v == variable.text) {
+                variables.push(variable.text.to_string());
             }
     }
     for def in &mut defs {
@@ -345,18 +345,18 @@ struct Uses {
     per_def: HashMap<Option<usize>, BTreeSet<String>>,
 }
 
-fn collect_uses(matches: &[QueryMatch], defs: &[Def], module_names: &BTreeSet<String>, imports: &Imports) -> Uses {
-    let mut ids: Vec<(u32, String)> = Vec::new();
+fn collect_uses(matches: &MatchSet<'_>, defs: &[Def], module_names: &BTreeSet<String>, imports: &Imports) -> Uses {
+    let mut ids: Vec<(u32, &str)> = Vec::new();
     let mut bindings: BTreeSet<u32> = BTreeSet::new();
     let mut callee_at: BTreeSet<u32> = BTreeSet::new();
     let mut imports_at: Vec<Span> = Vec::new();
     for m in matches {
-        for c in &m.captures {
-            match c.name.as_str() {
-                "id" => ids.push((c.start_byte, c.text.clone())),
+        for c in m.captures() {
+            match c.name {
+                "id" => ids.push((c.start_byte, c.text)),
                 "callee" => {
                     callee_at.insert(c.start_byte);
-                    ids.push((c.start_byte, c.text.clone()));
+                    ids.push((c.start_byte, c.text));
                 }
                 "binding" => {
                     bindings.insert(c.start_byte);
@@ -371,20 +371,20 @@ fn collect_uses(matches: &[QueryMatch], defs: &[Def], module_names: &BTreeSet<St
     let chunked: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].chunked).collect();
     let mut per_def: HashMap<Option<usize>, BTreeSet<String>> = HashMap::new();
     for (at, text) in ids {
-        if names.contains(&at) || bindings.contains(&at) || BUILTINS.contains(&text.as_str()) || imports_at.contains_byte(at) {
+        if names.contains(&at) || bindings.contains(&at) || BUILTINS.contains(&text) || imports_at.contains_byte(at) {
             continue;
         }
         // Uppercase names and callees always count; other names only when
         // they are the module's own or imported (not locals).
         let wanted = text.starts_with(|c: char| c.is_ascii_uppercase())
-            || module_names.contains(&text)
-            || imports.bindings.contains_key(&text)
+            || module_names.contains(text)
+            || imports.bindings.contains_key(text)
             || callee_at.contains(&at);
         if !wanted {
             continue;
         }
         let owner = innermost(defs, &chunked, at);
-        per_def.entry(owner).or_default().insert(text);
+        per_def.entry(owner).or_default().insert(text.to_string());
     }
     Uses { per_def }
 }
@@ -415,7 +415,7 @@ fn body_holes(defs: &[Def], children: impl Iterator<Item = usize>) -> Vec<(std::
 }
 
 fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
-    let matches = tree.query(QUERY)?;
+    let matches = tree.matches(QUERY)?;
     let Defs { defs, module_doc, variables } = collect_defs(&matches);
     let imports = collect_imports(&matches, path, module, &defs);
 

@@ -1,6 +1,6 @@
 //! Byte and line ranges of chunks.
 
-use crate::Capture;
+use crate::{Capture, Node};
 
 /// A range of the file: bytes half-open, lines 1-based and inclusive.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -12,15 +12,10 @@ pub struct Span {
 }
 
 impl Span {
-    /// The span of a captured node.
+    /// The span of a captured node (a [`Capture`] or a [`Node`]).
     #[must_use]
-    pub fn of(capture: &Capture) -> Self {
-        Self {
-            start_byte: capture.start_byte,
-            end_byte: capture.end_byte,
-            start_line: capture.start_line,
-            end_line: capture.end_line,
-        }
+    pub fn of(node: impl Into<Self>) -> Self {
+        node.into()
     }
 
     /// The smallest span covering both.
@@ -62,6 +57,24 @@ impl Span {
     #[must_use]
     pub fn text<'s>(&self, source: &'s str) -> &'s str {
         source.get(self.range()).unwrap_or_default()
+    }
+}
+
+impl From<&Capture> for Span {
+    fn from(c: &Capture) -> Self {
+        Self { start_byte: c.start_byte, end_byte: c.end_byte, start_line: c.start_line, end_line: c.end_line }
+    }
+}
+
+impl From<Node<'_>> for Span {
+    fn from(n: Node<'_>) -> Self {
+        Self { start_byte: n.start_byte, end_byte: n.end_byte, start_line: n.start_line, end_line: n.end_line }
+    }
+}
+
+impl From<&Node<'_>> for Span {
+    fn from(n: &Node<'_>) -> Self {
+        Self::from(*n)
     }
 }
 

@@ -92,6 +92,58 @@ pub struct QueryMatch {
     pub captures: Vec<Capture>,
 }
 
+/// One captured node without text (mirrors the WIT `node-span`): the name
+/// and kind are indices into the tables of its [`SpanMatches`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeSpan {
+    /// Index into [`SpanMatches::capture_names`].
+    pub name: u32,
+    /// Index into [`SpanMatches::kinds`].
+    pub kind: u32,
+    pub start_byte: u32,
+    pub end_byte: u32,
+    /// 1-based line of the node's first byte.
+    pub start_line: u32,
+    /// 1-based line of the node's last byte.
+    pub end_line: u32,
+    /// 0-based byte column of the first byte.
+    pub start_column: u32,
+    /// 0-based byte column just past the last byte (tree-sitter's end point).
+    pub end_column: u32,
+}
+
+/// One match of [`SyntaxTree::query_spans`] (mirrors the WIT `span-match`):
+/// its captures are `captures[first..first + count]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpanMatch {
+    pub pattern: u32,
+    pub first: u32,
+    pub count: u32,
+}
+
+/// Every match of one query, flattened (mirrors the WIT `span-matches`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SpanMatches {
+    /// The query's capture names, without `@`.
+    pub capture_names: Vec<String>,
+    /// The kinds of the captured nodes, each once.
+    pub kinds: Vec<String>,
+    pub matches: Vec<SpanMatch>,
+    pub captures: Vec<NodeSpan>,
+}
+
+impl SpanMatches {
+    /// The captures of match `m`.
+    #[must_use]
+    pub fn captures_of(&self, m: &SpanMatch) -> &[NodeSpan] {
+        self.captures.get(m.first as usize..(m.first + m.count) as usize).unwrap_or_default()
+    }
+}
+
+/// Per-capture cost of [`SyntaxTree::query_spans`] counted against
+/// [`MAX_QUERY_RESULT_BYTES`] (eight `u32`s).
+const SPAN_CAPTURE_BYTES: usize = 32;
+
 /// The grammars this host ships, by the names plugins use.
 ///
 /// `php` is tree-sitter-php's full grammar, which accepts files that mix HTML
@@ -310,6 +362,91 @@ impl SyntaxTree {
     /// `ParseFailed` when it runs past `deadline` or its results exceed
     /// [`MAX_QUERY_RESULT_BYTES`].
     pub fn query_until(&self, query: &str, deadline: Instant) -> Result<Vec<QueryMatch>, SyntaxError> {
+        let mut out = Vec::new();
+        let mut budget = MAX_QUERY_RESULT_BYTES;
+        self.for_each_match(query, deadline, |names, m| {
+            let mut captures = Vec::with_capacity(m.captures().len());
+            for c in m.captures() {
+                let node = c.node;
+                let range = node.byte_range();
+                let text = cut_text(&self.source, range.start, range.end);
+                let name = names.get(c.index as usize).copied().unwrap_or_default();
+                let cost = text.len() + name.len() + node.kind().len() + CAPTURE_OVERHEAD_BYTES;
+                budget = budget.checked_sub(cost).ok_or_else(over_budget)?;
+                let position = position(&node);
+                captures.push(Capture {
+                    name: name.to_string(),
+                    kind: node.kind().to_string(),
+                    start_byte: position.start_byte,
+                    end_byte: position.end_byte,
+                    start_line: position.start_line,
+                    end_line: position.end_line,
+                    start_column: position.start_column,
+                    end_column: position.end_column,
+                    text,
+                });
+            }
+            out.push(QueryMatch { pattern: to_u32(m.pattern_index), captures });
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Runs a query with [`DEFAULT_TIMEOUT`], returning spans only.
+    ///
+    /// # Errors
+    /// See [`SyntaxTree::query_spans_until`].
+    pub fn query_spans(&self, query: &str) -> Result<SpanMatches, SyntaxError> {
+        self.query_spans_until(query, Instant::now() + DEFAULT_TIMEOUT)
+    }
+
+    /// Runs a query like [`SyntaxTree::query_until`] and returns the same
+    /// matches without text: capture names and node kinds as indices into
+    /// tables, captures flattened into one list. Each capture costs
+    /// a fixed 32 bytes against [`MAX_QUERY_RESULT_BYTES`].
+    ///
+    /// # Errors
+    /// As [`SyntaxTree::query_until`].
+    pub fn query_spans_until(&self, query: &str, deadline: Instant) -> Result<SpanMatches, SyntaxError> {
+        let mut out = SpanMatches::default();
+        // Grammar kind id -> index in `out.kinds` (u32::MAX: not seen yet).
+        let mut kind_index: Vec<u32> = Vec::new();
+        let mut budget = MAX_QUERY_RESULT_BYTES;
+        let compiled = self.for_each_match(query, deadline, |_, m| {
+            out.matches.push(SpanMatch {
+                pattern: to_u32(m.pattern_index),
+                first: to_u32(out.captures.len()),
+                count: to_u32(m.captures().len()),
+            });
+            for c in m.captures() {
+                budget = budget.checked_sub(SPAN_CAPTURE_BYTES).ok_or_else(over_budget)?;
+                let node = c.node;
+                let id = usize::from(node.kind_id());
+                if id >= kind_index.len() {
+                    kind_index.resize(id + 1, u32::MAX);
+                }
+                if kind_index[id] == u32::MAX {
+                    kind_index[id] = to_u32(out.kinds.len());
+                    out.kinds.push(node.kind().to_string());
+                }
+                let p = position(&node);
+                out.captures.push(NodeSpan { name: c.index, kind: kind_index[id], ..p });
+            }
+            Ok(())
+        })?;
+        out.capture_names = compiled.capture_names().iter().map(|n| (*n).to_string()).collect();
+        Ok(out)
+    }
+
+    /// Runs `query` and calls `each` with the query's capture names and every
+    /// match, in document order, until it returns an error. Returns the
+    /// compiled query.
+    fn for_each_match(
+        &self,
+        query: &str,
+        deadline: Instant,
+        mut each: impl FnMut(&[&str], &tree_sitter::QueryMatch<'_, '_>) -> Result<(), SyntaxError>,
+    ) -> Result<Arc<Query>, SyntaxError> {
         let (name, grammar) = language_checked(self.language)?;
         let compiled = compiled_query(name, &grammar, query)?;
         let names = compiled.capture_names();
@@ -327,42 +464,8 @@ impl SyntaxTree {
         let options = QueryCursorOptions::new().progress_callback(&mut progress);
         let mut matches =
             cursor.matches_with_options(&compiled, self.tree.root_node(), source, options);
-        let mut out = Vec::new();
-        let mut budget = MAX_QUERY_RESULT_BYTES;
         while let Some(m) = matches.next() {
-            let mut captures = Vec::with_capacity(m.captures().len());
-            for c in m.captures() {
-                let node = c.node;
-                let range = node.byte_range();
-                let text = cut_text(&self.source, range.start, range.end);
-                let name = names.get(c.index as usize).copied().unwrap_or_default();
-                let cost = text.len() + name.len() + node.kind().len() + CAPTURE_OVERHEAD_BYTES;
-                if cost > budget {
-                    return Err(SyntaxError::ParseFailed(format!(
-                        "query results exceed {MAX_QUERY_RESULT_BYTES} bytes; capture smaller nodes or narrow the query"
-                    )));
-                }
-                budget -= cost;
-                let start = node.start_position();
-                let end = node.end_position();
-                let end_line = if range.end > range.start && end.column == 0 && end.row > start.row {
-                    end.row // the last byte is the newline ending the previous row
-                } else {
-                    end.row + 1
-                };
-                captures.push(Capture {
-                    name: name.to_string(),
-                    kind: node.kind().to_string(),
-                    start_byte: to_u32(range.start),
-                    end_byte: to_u32(range.end),
-                    start_line: to_u32(start.row + 1),
-                    end_line: to_u32(end_line),
-                    start_column: to_u32(start.column),
-                    end_column: to_u32(end.column),
-                    text,
-                });
-            }
-            out.push(QueryMatch { pattern: to_u32(m.pattern_index), captures });
+            each(names, m)?;
         }
         drop(matches);
         if timed_out {
@@ -371,7 +474,36 @@ impl SyntaxTree {
                 self.source.len()
             )));
         }
-        Ok(out)
+        Ok(compiled)
+    }
+}
+
+fn over_budget() -> SyntaxError {
+    SyntaxError::ParseFailed(format!(
+        "query results exceed {MAX_QUERY_RESULT_BYTES} bytes; capture smaller nodes or narrow the query"
+    ))
+}
+
+/// A node's byte range, lines (the end line is the line of the last byte)
+/// and columns, with the name and kind indices left at 0.
+fn position(node: &tree_sitter::Node<'_>) -> NodeSpan {
+    let range = node.byte_range();
+    let start = node.start_position();
+    let end = node.end_position();
+    let end_line = if range.end > range.start && end.column == 0 && end.row > start.row {
+        end.row // the last byte is the newline ending the previous row
+    } else {
+        end.row + 1
+    };
+    NodeSpan {
+        name: 0,
+        kind: 0,
+        start_byte: to_u32(range.start),
+        end_byte: to_u32(range.end),
+        start_line: to_u32(start.row + 1),
+        end_line: to_u32(end_line),
+        start_column: to_u32(start.column),
+        end_column: to_u32(end.column),
     }
 }
 
@@ -405,6 +537,51 @@ mod tests {
         assert_eq!(def.start_column, 4);
         assert_eq!(def.kind, "function_definition");
         assert_eq!(&src[def.start_byte as usize..def.end_byte as usize], def.text);
+    }
+
+    #[test]
+    fn query_spans_match_query_without_text() {
+        let src = "import os\n\nclass A(B):\n    def run(self):\n        return 1\n\n    def stop(self): pass\n";
+        let tree = parse("python", src).unwrap();
+        let query = "(function_definition name: (identifier) @name) @def (class_definition name: (identifier) @class)";
+        let full = tree.query(query).unwrap();
+        let spans = tree.query_spans(query).unwrap();
+        assert_eq!(spans.capture_names, ["name", "def", "class"]);
+        assert_eq!(spans.matches.len(), full.len());
+        for (m, s) in full.iter().zip(&spans.matches) {
+            assert_eq!(m.pattern, s.pattern);
+            let captures = spans.captures_of(s);
+            assert_eq!(captures.len(), m.captures.len());
+            for (c, n) in m.captures.iter().zip(captures) {
+                assert_eq!(spans.capture_names[n.name as usize], c.name);
+                assert_eq!(spans.kinds[n.kind as usize], c.kind);
+                assert_eq!(&src[n.start_byte as usize..n.end_byte as usize], c.text);
+                assert_eq!(
+                    (n.start_line, n.end_line, n.start_column, n.end_column),
+                    (c.start_line, c.end_line, c.start_column, c.end_column)
+                );
+            }
+        }
+        // Each kind is listed once.
+        let mut kinds = spans.kinds.clone();
+        kinds.sort();
+        kinds.dedup();
+        assert_eq!(kinds.len(), spans.kinds.len());
+        // No matches: the capture names are still there.
+        let none = tree.query_spans("(lambda) @l").unwrap();
+        assert_eq!(none.capture_names, ["l"]);
+        assert!(none.matches.is_empty() && none.captures.is_empty() && none.kinds.is_empty());
+    }
+
+    #[test]
+    fn query_spans_of_overlapping_captures_cost_no_text() {
+        // What exceeds the text budget of `query` is cheap as spans.
+        let depth = 10_000;
+        let src = format!("x = {}{}\n", "[".repeat(depth), "]".repeat(depth));
+        let tree = parse("python", &src).unwrap();
+        let spans = tree.query_spans("(list) @n").unwrap();
+        assert_eq!(spans.captures.len(), depth);
+        assert_eq!(spans.kinds, ["list"]);
     }
 
     #[test]

@@ -167,6 +167,41 @@ impl wit_syntax::HostTree for PluginState {
         })
     }
 
+    fn query_spans(
+        &mut self,
+        tree: Resource<SyntaxTree>,
+        query: String,
+    ) -> wasmtime::Result<Result<wit_syntax::SpanMatches, wit_syntax::SyntaxError>> {
+        let deadline = self.deadline;
+        let tree = self.table.get(&tree)?;
+        Ok(match tree.query_spans_until(&query, deadline) {
+            Ok(found) => Ok(wit_syntax::SpanMatches {
+                capture_names: found.capture_names,
+                kinds: found.kinds,
+                matches: found
+                    .matches
+                    .into_iter()
+                    .map(|m| wit_syntax::SpanMatch { pattern: m.pattern, first: m.first, count: m.count })
+                    .collect(),
+                captures: found
+                    .captures
+                    .into_iter()
+                    .map(|c| wit_syntax::NodeSpan {
+                        name: c.name,
+                        kind: c.kind,
+                        start_byte: c.start_byte,
+                        end_byte: c.end_byte,
+                        start_line: c.start_line,
+                        end_line: c.end_line,
+                        start_column: c.start_column,
+                        end_column: c.end_column,
+                    })
+                    .collect(),
+            }),
+            Err(e) => Err(wit_error(e)),
+        })
+    }
+
     fn has_errors(&mut self, tree: Resource<SyntaxTree>) -> wasmtime::Result<bool> {
         Ok(self.table.get(&tree)?.has_errors())
     }
