@@ -72,7 +72,11 @@ pub const SCHEMA: Schema = Schema {
         CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
             DELETE FROM chunks_fts WHERE rowid = old.id;
         END;"
-    )],
+        ),
+        // Names compared ignoring case and `_` (`get_user` = `getUser`), for
+        // the exact-identifier tiers of lexical search.
+        "CREATE INDEX chunks_by_folded_name ON chunks(lower(replace(name, '_', '')));",
+    ],
 };
 
 /// Fingerprint of one file as the indexer saw it.

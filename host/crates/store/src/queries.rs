@@ -92,7 +92,9 @@ pub struct FtsHit {
     pub start_line: u32,
     pub end_line: u32,
     pub content_hash: String,
-    /// BM25 relevance (higher is better) plus [`EXACT_TIER_BONUS`] per tier.
+    /// BM25 relevance (higher is better); for a chunk defining the searched
+    /// identifier, [`EXACT_TIER_BONUS`] per tier instead (ranked above
+    /// every text match, ordered by path within a tier).
     pub score: f64,
     /// 3: name equals the query exactly; 2: name or qualified name equals it
     /// ignoring case; 1: equal ignoring case and `_`; 0: text match only.
@@ -313,17 +315,23 @@ impl Store {
                 }
             }
         };
-        let qualified = name.contains(['.', '\\', ':', '/']);
-        // Exact: name or qualified name, then qualified names ending in `<sep>name`.
+        // Exact: name or qualified name, then qualified names ending in
+        // `<sep>name` (`Models\User` finds `App\Models\User`). Each
+        // lookup goes through an index: the suffix match is tried only on
+        // chunks named like the last segment.
+        let last_segment = name.rsplit(['.', '\\', ':', '/']).next().unwrap_or(name);
+        let qualified = last_segment != name && !last_segment.is_empty();
         let exact_sql = format!(
             "SELECT {SUMMARY_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id
-             WHERE (c.name = ?1 COLLATE NOCASE OR c.qualified_name = ?1 COLLATE NOCASE
-                    OR (?4 AND (c.qualified_name LIKE '%.' || ?1 OR c.qualified_name LIKE '%\\' || ?1
-                                OR c.qualified_name LIKE '%::' || ?1)))
+             WHERE c.id IN (SELECT id FROM chunks WHERE name = ?1 COLLATE NOCASE
+                            UNION ALL SELECT id FROM chunks WHERE qualified_name = ?1 COLLATE NOCASE
+                            UNION ALL SELECT id FROM chunks WHERE ?4 AND name = ?5 COLLATE NOCASE
+                                AND (qualified_name LIKE '%.' || ?1 OR qualified_name LIKE '%\\' || ?1
+                                     OR qualified_name LIKE '%::' || ?1))
              {kind_filter}
              ORDER BY (c.name = ?1) DESC, (c.qualified_name = ?1) DESC, f.path, c.start_line"
         );
-        push(self.query_summaries(&exact_sql, params![name, FALLBACK_KIND, kinds_json, qualified])?, &mut out);
+        push(self.query_summaries(&exact_sql, params![name, FALLBACK_KIND, kinds_json, qualified, last_segment])?, &mut out);
         if how == NameMatch::Exact || out.len() >= limit {
             return Ok(out);
         }
@@ -459,6 +467,15 @@ impl Store {
         if limit == 0 {
             return Ok(Vec::new());
         }
+        let kinds_json = serde_json::to_string(kinds)?;
+        let mut hits = Vec::new();
+        if let Some(exact) = exact {
+            self.exact_identifier_hits(exact, &kinds_json, accept, limit, &mut hits)?;
+            if hits.len() >= limit {
+                return Ok(hits);
+            }
+        }
+        let seen: std::collections::HashSet<i64> = hits.iter().map(|h| h.rowid).collect();
         let [w0, w1, w2, w3, w4, w5] = BM25_WEIGHTS;
         let sql = format!(
             "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, c.signature, c.start_line, c.end_line,
@@ -473,13 +490,11 @@ impl Store {
              ORDER BY tier DESC, relevance DESC, f.path, c.start_line"
         );
         let normalized = exact.map(normalize_identifier);
-        let kinds_json = serde_json::to_string(kinds)?;
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let mut rows = stmt.query(params![match_expr, exact, normalized, FALLBACK_KIND, kinds_json])?;
-        let mut hits = Vec::new();
         while let Some(row) = rows.next()? {
             let path: String = row.get(1)?;
-            if !accept(&path) {
+            if !accept(&path) || seen.contains(&row.get::<_, i64>(0)?) {
                 continue;
             }
             let relevance: f64 = row.get(9)?;
@@ -502,6 +517,61 @@ impl Store {
             }
         }
         Ok(hits)
+    }
+
+    /// The chunks defining identifier `exact` (exact tiers 3 to 1), found
+    /// through the name indexes rather than by scoring every text match: an
+    /// identifier's definitions rank first anyway, and a common name can
+    /// match thousands of chunks by text (FTS5 computes BM25 for every match,
+    /// and even one row's BM25 reads the whole posting list of each term).
+    /// A chunk so named always matches the text query too (names are indexed
+    /// with their identifier parts). Within a tier, definitions come in path
+    /// order, scored by the tier alone.
+    fn exact_identifier_hits(
+        &self,
+        exact: &str,
+        kinds_json: &str,
+        accept: &dyn Fn(&str) -> bool,
+        limit: usize,
+        hits: &mut Vec<FtsHit>,
+    ) -> Result<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, c.signature, c.start_line, c.end_line, c.content_hash,
+                    CASE WHEN c.name = ?1 THEN 3
+                         WHEN c.name = ?1 COLLATE NOCASE OR c.qualified_name = ?1 COLLATE NOCASE THEN 2
+                         ELSE 1 END AS tier
+             FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE c.id IN (SELECT id FROM chunks WHERE name = ?1 COLLATE NOCASE
+                            UNION ALL SELECT id FROM chunks WHERE qualified_name = ?1 COLLATE NOCASE
+                            UNION ALL SELECT id FROM chunks WHERE lower(replace(name, '_', '')) = ?2)
+               AND c.kind <> ?3 AND (?4 = '[]' OR c.kind IN (SELECT value FROM json_each(?4)))
+             ORDER BY tier DESC, f.path, c.start_line",
+        )?;
+        let mut rows = stmt.query(params![exact, normalize_identifier(exact), FALLBACK_KIND, kinds_json])?;
+        while let Some(row) = rows.next()? {
+            let path: String = row.get(1)?;
+            if !accept(&path) {
+                continue;
+            }
+            let tier: u8 = row.get(9)?;
+            hits.push(FtsHit {
+                rowid: row.get(0)?,
+                path,
+                kind: row.get(2)?,
+                name: row.get(3)?,
+                qualified_name: row.get(4)?,
+                signature: row.get(5)?,
+                start_line: row.get(6)?,
+                end_line: row.get(7)?,
+                content_hash: row.get(8)?,
+                score: f64::from(tier) * EXACT_TIER_BONUS,
+                exact_tier: tier,
+            });
+            if hits.len() >= limit {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
