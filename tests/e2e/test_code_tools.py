@@ -273,6 +273,59 @@ async def test_semantic_search_uses_vectors_once_embedded(code_intel_bin, mini_r
         assert data["results"] == [] or data["notes"], data
 
 
+async def test_sync_reports_embedding_progress(code_intel_bin, mini_repo):
+    """With a progress token and a model, sync_index reports the embedding
+    phase after chunking (same token, never going back) and answers once the
+    new chunks are searchable by meaning."""
+    if not os.environ.get("CODE_INTEL_TEST_MODEL_DIR"):
+        pytest.skip("no test model: run scripts/fetch-test-model and export CODE_INTEL_TEST_MODEL_DIR")
+    async with client_for(code_intel_bin, mini_repo, "legacy") as client:
+        await wait_indexed(client)
+        await wait_vectors_ready(client)
+        # 40 new files of 4 functions each: enough chunks for several notifications.
+        for i in range(40):
+            body = "\n\n".join(
+                f"def shipment_{i}_{j}(parcel):\n    \"\"\"Book courier pickup {j} for warehouse {i}.\"\"\"\n    return parcel.weight * {j + 1}\n"
+                for j in range(4)
+            )
+            (mini_repo / "app" / f"shipping_{i}.py").write_text(body)
+        progress = []
+
+        async def on_progress(done, total, message):
+            progress.append((done, total, message))
+
+        result = await client.call_tool("sync_index", {}, progress_callback=on_progress)
+        data = result.structured_content
+        assert not result.is_error, tool_text(result)
+        assert data["added"] == 40, data
+        messages = [m for _, _, m in progress]
+        embedding = [(d, t, m) for d, t, m in progress if m.startswith("embedding ")]
+        assert any(m.startswith("indexing ") for m in messages), messages
+        assert len(embedding) >= 2, messages
+        # Chunking first, then embedding, on one monotonic count.
+        first_embedding = messages.index(embedding[0][2])
+        assert all(not m.startswith("embedding ") for m in messages[:first_embedding]), messages
+        values = [d for d, _, _ in progress]
+        assert values == sorted(values), progress
+        done, total, last = embedding[-1]
+        n = int(last.split("/")[1].split()[0])
+        assert last == f"embedding {n}/{n} chunks" and n >= 160, embedding
+        assert done == total, embedding[-1]
+        assert data["embedded_chunks"] == n, data
+        assert data["vector_search"] == "ready", data
+        assert "chunk(s) embedded; vector search: ready" in tool_text(result)
+        # Searchable by meaning right away.
+        r, found, text = await call(client, "semantic_search", {"query": "book a courier pickup for a parcel", "n_results": 3})
+        assert found["mode"] == "hybrid" and found["vector_search"] == "ready", found
+        assert any(h["path"].startswith("app/shipping_") for h in found["results"]), found
+
+        # Without a token the answer comes at once and embedding runs in the background.
+        (mini_repo / "app" / "shipping_0.py").write_text("def recall_parcel(parcel):\n    return None\n")
+        r, data, text = await call(client, "sync_index", {})
+        assert "embedded_chunks" not in data, data
+        assert data["modified"] == 1, data
+
+
 PRODUCT_FORM = "app/Filament/Clusters/Catalog/Resources/Products/Schemas/ProductForm.php"
 PRODUCT_RESOURCE = "app/Filament/Clusters/Catalog/Resources/Products/ProductResource.php"
 CREATE_PRODUCTS = "database/migrations/2025_01_10_100100_create_products_table.php"

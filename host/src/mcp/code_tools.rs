@@ -23,6 +23,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::budget::{self, ArgError};
+use super::progress::Reporter;
 use super::render;
 use super::schema;
 use super::state::{IndexPhase, IndexUnavailable, ServerState, SyncSummary};
@@ -362,6 +363,13 @@ pub struct SyncIndexResult {
     pub total_chunks: u64,
     pub elapsed_ms: u64,
     pub cancelled: bool,
+    /// Chunks embedded before this answer: when the request carried a
+    /// progress token and a model is available. Otherwise new chunks are
+    /// embedded in the background after the answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedded_chunks: Option<u64>,
+    /// `ready`, `partial: N%`, `initializing` or `unavailable: <reason>` as of this answer.
+    pub vector_search: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -1195,7 +1203,9 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
     #[tool(
         name = "sync_index",
         description = "Bring the code index up to date with the files on disk (incremental: only added, modified and \
-deleted files are re-chunked; force=true re-chunks everything). Reports what changed; sends progress notifications.",
+deleted files are re-chunked; force=true re-chunks everything). Reports what changed. With a progress token it \
+sends progress notifications (chunking, then embedding) and answers once the new chunks are embedded; without \
+one, embedding continues in the background.",
         input_schema = schema::input::<SyncIndexArgs>(),
         output_schema = schema::output::<SyncIndexResult>(),
         annotations(title = "Sync index", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
@@ -1209,16 +1219,47 @@ deleted files are re-chunked; force=true re-chunks everything). Reports what cha
         let state = self.state().clone();
         let target = args.target.unwrap_or(SyncTarget::All);
         let mut notes = Vec::new();
+        let reporter = Reporter::new(&context);
         let report = if target == SyncTarget::Map {
             notes.push("the map (agreements) is updated as agreements are recorded; nothing to re-chunk".to_string());
             None
         } else {
-            let progress = progress_sender(&context);
-            match run_sync(&state, args.force.unwrap_or(false), progress).await {
+            let r = reporter.clone();
+            match sync_forest(&state, args.force.unwrap_or(false), move |p| r.sync(p)).await {
                 Ok(report) => Some(report),
-                Err(e) => return Ok(tool_error(format!("sync failed: {e}"))),
+                Err(e) => {
+                    reporter.finish().await;
+                    return Ok(tool_error(format!("sync failed: {e}")));
+                }
             }
         };
+        // A client following progress follows the embedding too, and gets
+        // the answer once semantic search covers the new chunks; otherwise
+        // they are embedded in the background.
+        let mut embedded_chunks = None;
+        if report.as_ref().is_some_and(|r| !r.cancelled) {
+            if reporter.wanted() {
+                let pass = tokio::spawn(embedding_pass(state.clone(), Some(reporter.clone())));
+                match pass.await {
+                    Ok(EmbedOutcome::Embedded(e)) => embedded_chunks = Some(e.embedded_chunks as u64),
+                    Ok(EmbedOutcome::Background(why)) => {
+                        notes.push(format!("{why}: new chunks are embedded in the background; index_status shows how far"));
+                    }
+                    Ok(EmbedOutcome::Failed(e)) => notes.push(e),
+                    Ok(EmbedOutcome::NoModel) => {}
+                    Err(e) => notes.push(format!("embedding task failed: {e}")),
+                }
+            } else {
+                spawn_embedding(state.clone());
+            }
+        }
+        reporter.finish().await;
+        let st = state.clone();
+        let vector_search = blocking(move || {
+            st.with_store(|s| st.vectors().status(s, std::time::Duration::ZERO).map(|v| v.to_string()))
+        })
+        .await?
+        .map_or_else(|e| e.to_string(), |r| r.unwrap_or_else(|e| format!("unknown: {e}")));
         let report = report.unwrap_or_default();
         if report.cancelled {
             notes.push("the sync was cancelled; what it committed is kept and the next sync resumes".to_string());
@@ -1248,6 +1289,8 @@ deleted files are re-chunked; force=true re-chunks everything). Reports what cha
             total_chunks: report.total_chunks,
             elapsed_ms: report.elapsed_ms,
             cancelled: report.cancelled,
+            embedded_chunks,
+            vector_search,
             notes,
         };
         let text = render::sync(&result);
@@ -1345,47 +1388,6 @@ fn with_first_line_indent(file: &std::path::Path, start_line: u32, content: &str
     }
 }
 
-/// A progress callback that sends MCP progress notifications when the
-/// request carried a progress token (and does nothing otherwise).
-fn progress_sender(
-    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
-) -> impl Fn(code_intel_index::Progress) + Send + Sync + 'static {
-    let token = context.meta.get_progress_token();
-    let peer = context.peer.clone();
-    let handle = tokio::runtime::Handle::current();
-    let last = std::sync::Mutex::new((std::time::Instant::now(), None::<code_intel_index::Phase>));
-    move |p: code_intel_index::Progress| {
-        let Some(token) = token.clone() else { return };
-        // At most one notification per PROGRESS_INTERVAL, plus every phase change.
-        {
-            let mut last = last.lock().expect("progress lock");
-            let phase_changed = last.1 != Some(p.phase);
-            if !phase_changed && last.0.elapsed() < PROGRESS_INTERVAL && p.done != p.total {
-                return;
-            }
-            *last = (std::time::Instant::now(), Some(p.phase));
-        }
-        let message = match p.phase {
-            code_intel_index::Phase::Waiting => "waiting for another sync of this repository".to_string(),
-            code_intel_index::Phase::Scanning => "scanning files".to_string(),
-            code_intel_index::Phase::Indexing => format!("indexing {}/{} files", p.done, p.total),
-            code_intel_index::Phase::Done => "done".to_string(),
-        };
-        let mut param = rmcp::model::ProgressNotificationParam::new(token, p.done as f64).with_message(message);
-        if p.total > 0 {
-            param = param.with_total(p.total as f64);
-        }
-        let peer = peer.clone();
-        handle.spawn(async move {
-            let _ = peer.notify_progress(param).await;
-        });
-    }
-}
-
-/// Shortest interval between two progress notifications of one sync: a
-/// client redraws at most ~10 times a second anyway.
-const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// Runs one sync of the forest (serialised with any other sync of this
 /// server), keeping the index phase up to date for `index_status` and for
 /// tools waiting on the first sync.
@@ -1393,6 +1395,22 @@ const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(
 /// # Errors
 /// When the index cannot be opened or the sync fails.
 pub async fn run_sync(
+    state: &Arc<ServerState>,
+    force: bool,
+    progress: impl Fn(code_intel_index::Progress) + Send + Sync + 'static,
+) -> Result<code_intel_index::SyncReport, String> {
+    let outcome = sync_forest(state, force, progress).await;
+    if outcome.as_ref().is_ok_and(|r| !r.cancelled) {
+        spawn_embedding(state.clone());
+    }
+    outcome
+}
+
+/// [`run_sync`] without the embedding pass after it: the caller runs it.
+///
+/// # Errors
+/// When the index cannot be opened or the sync fails.
+async fn sync_forest(
     state: &Arc<ServerState>,
     force: bool,
     progress: impl Fn(code_intel_index::Progress) + Send + Sync + 'static,
@@ -1435,9 +1453,6 @@ pub async fn run_sync(
                 cancelled: report.cancelled,
             });
             state.set_phase(IndexPhase::Ready);
-            if !report.cancelled {
-                spawn_embedding(state.clone());
-            }
         }
         Err(message) => state.set_phase(IndexPhase::Failed { message: message.clone() }),
     }
@@ -1449,40 +1464,118 @@ pub async fn run_sync(
 /// skipped and the next sync embeds.
 const EMBED_MODEL_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// Longest wait of a `sync_index` request for a model that is still
+/// loading before it leaves embedding to the background: a small model
+/// loads in a second or two, a cold large one can take a minute.
+const REQUEST_MODEL_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+const MODEL_LOADING: &str = "the embedding model is still loading";
+
+/// What an embedding pass did.
+#[derive(Debug)]
+pub enum EmbedOutcome {
+    Embedded(code_intel_embed::EmbedReport),
+    /// No model: semantic search stays keyword-only.
+    NoModel,
+    /// Left to a background pass, for the reason given (the model is still
+    /// loading, the server is shutting down).
+    Background(&'static str),
+    Failed(String),
+}
+
 /// Embeds the chunks that have no vector yet, in the background (SPEC §4:
 /// search works at every moment and says how complete the vectors are).
 /// One pass at a time; cancelled when the client leaves.
 fn spawn_embedding(state: Arc<ServerState>) {
-    tokio::spawn(async move {
-        let _running = state.embed_lock().lock().await;
-        if state.cancelled() {
-            return;
-        }
-        let st = state.clone();
-        let outcome = tokio::task::spawn_blocking(move || -> Result<Option<code_intel_embed::EmbedReport>, String> {
-            let vectors = st.vectors();
-            let (encoder, model_state) = vectors.encoder(EMBED_MODEL_WAIT);
-            let Some(encoder) = encoder else {
-                tracing::info!(state = ?model_state, "no embedding model; semantic search stays keyword-only");
-                return Ok(None);
-            };
-            let mut store = code_intel_store::Store::open(st.database_path()).map_err(|e| e.to_string())?;
-            let cancel = st.cancel_flag();
-            let report =
-                code_intel_embed::embed_pending(&mut store, &encoder, &|_| {}, Some(&cancel)).map_err(|e| e.to_string())?;
-            if !report.cancelled {
-                vectors.sync(&store).map_err(|e| e.to_string())?;
+    tokio::spawn(embedding_pass(state, None));
+}
+
+/// One embedding pass. With a `reporter` (a `sync_index` request following
+/// progress) it reports `embedding N/M chunks`, first of a pass already
+/// under way (which it waits for), then of its own; a model still loading
+/// after [`REQUEST_MODEL_WAIT`] leaves the work to the background. The pass
+/// runs to its end even if the request is cancelled (the caller awaits it as
+/// a task).
+async fn embedding_pass(state: Arc<ServerState>, reporter: Option<Arc<Reporter>>) -> EmbedOutcome {
+    let _running = match &reporter {
+        None => state.embed_lock().lock().await,
+        Some(r) => match state.embed_lock().try_lock() {
+            Ok(guard) => guard,
+            Err(_) => {
+                // Follow the pass under way until it is done.
+                let mut watched = state.embed_progress().subscribe();
+                if let Some((done, total)) = *watched.borrow_and_update() {
+                    r.earlier_embedding(done, total);
+                }
+                let lock = state.embed_lock().lock();
+                tokio::pin!(lock);
+                loop {
+                    tokio::select! {
+                        guard = &mut lock => break guard,
+                        Ok(()) = watched.changed() => {
+                            if let Some((done, total)) = *watched.borrow_and_update() {
+                                r.earlier_embedding(done, total);
+                            }
+                        }
+                    }
+                }
             }
-            Ok(Some(report))
-        })
-        .await;
-        match outcome {
-            Ok(Ok(Some(report))) => tracing::info!(chunks = report.embedded_chunks, ms = report.elapsed_ms, "embedding pass done"),
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => tracing::warn!("embedding pass failed: {e}"),
-            Err(e) => tracing::warn!("embedding task failed: {e}"),
+        },
+    };
+    if state.cancelled() {
+        return EmbedOutcome::Background("the server is shutting down");
+    }
+    let vectors = state.vectors();
+    let wait = match &reporter {
+        Some(r) => {
+            if matches!(vectors.encoder(std::time::Duration::ZERO).1, code_intel_embed::ModelState::Loading) {
+                r.note("loading model", "loading the embedding model");
+            }
+            REQUEST_MODEL_WAIT
         }
-    });
+        None => EMBED_MODEL_WAIT,
+    };
+    let st = state.clone();
+    let outcome = tokio::task::spawn_blocking(move || -> Result<EmbedOutcome, String> {
+        let (encoder, model_state) = vectors.encoder(wait);
+        let Some(encoder) = encoder else {
+            if matches!(model_state, code_intel_embed::ModelState::Loading) {
+                return Ok(EmbedOutcome::Background(MODEL_LOADING));
+            }
+            tracing::info!(state = ?model_state, "no embedding model; semantic search stays keyword-only");
+            return Ok(EmbedOutcome::NoModel);
+        };
+        let mut store = code_intel_store::Store::open(st.database_path()).map_err(|e| e.to_string())?;
+        let cancel = st.cancel_flag();
+        let on_progress = |p: code_intel_embed::EmbedProgress| {
+            st.embed_progress().send_replace(Some((p.done, p.total)));
+            if let Some(r) = &reporter {
+                r.embedding(p.done, p.total);
+            }
+        };
+        let report = code_intel_embed::embed_pending(&mut store, &encoder, &on_progress, Some(&cancel));
+        st.embed_progress().send_replace(None);
+        let report = report.map_err(|e| e.to_string())?;
+        if !report.cancelled {
+            vectors.sync(&store).map_err(|e| e.to_string())?;
+        }
+        Ok(EmbedOutcome::Embedded(report))
+    })
+    .await;
+    let outcome = match outcome {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(e)) => EmbedOutcome::Failed(format!("embedding pass failed: {e}")),
+        Err(e) => EmbedOutcome::Failed(format!("embedding task failed: {e}")),
+    };
+    match &outcome {
+        EmbedOutcome::Embedded(report) => tracing::info!(chunks = report.embedded_chunks, ms = report.elapsed_ms, "embedding pass done"),
+        EmbedOutcome::Failed(e) => tracing::warn!("{e}"),
+        // Embed once the model is there.
+        EmbedOutcome::Background(why) if *why == MODEL_LOADING => spawn_embedding(state.clone()),
+        EmbedOutcome::Background(_) => {}
+        EmbedOutcome::NoModel => {}
+    }
+    outcome
 }
 
 /// Shared by tests: every tool's input schema is portable.

@@ -11,6 +11,7 @@
 
 pub mod budget;
 pub mod code_tools;
+pub mod progress;
 pub mod render;
 pub mod schema;
 pub mod session_tools;

@@ -237,6 +237,11 @@ pub fn sync(r: &super::code_tools::SyncIndexResult) -> String {
         r.elapsed_ms,
         if r.cancelled { ", cancelled" } else { "" }
     );
+    if let Some(n) = r.embedded_chunks {
+        let _ = writeln!(out, "{n} chunk(s) embedded; vector search: {}", r.vector_search);
+    } else {
+        let _ = writeln!(out, "vector search: {}", r.vector_search);
+    }
     if r.fallback_files > 0 || r.plugin_failures > 0 {
         let _ = writeln!(out, "{} file(s) as line windows, {} plugin failure(s)", r.fallback_files, r.plugin_failures);
     }

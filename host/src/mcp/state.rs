@@ -85,6 +85,8 @@ pub struct ServerState {
     plugins: OnceLock<Arc<PluginHost>>,
     vectors: OnceLock<Arc<VectorSearch>>,
     embed_lock: tokio::sync::Mutex<()>,
+    /// (done, total) of the embedding pass under way, for requests that wait for it.
+    embed_progress: watch::Sender<Option<(usize, usize)>>,
 }
 
 /// Why the index cannot answer right now.
@@ -123,6 +125,7 @@ impl ServerState {
             plugins: OnceLock::new(),
             vectors: OnceLock::new(),
             embed_lock: tokio::sync::Mutex::new(()),
+            embed_progress: watch::channel(None).0,
         })
     }
 
@@ -262,6 +265,11 @@ impl ServerState {
 
     pub(crate) fn embed_lock(&self) -> &tokio::sync::Mutex<()> {
         &self.embed_lock
+    }
+
+    /// Progress of the embedding pass under way (`None` between passes).
+    pub(crate) fn embed_progress(&self) -> &watch::Sender<Option<(usize, usize)>> {
+        &self.embed_progress
     }
 
     /// Whether stop was requested (the client left).
