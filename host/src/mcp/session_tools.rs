@@ -69,7 +69,7 @@ impl Runtime {
             .get_or_init(|| {
                 let state = self.state.upgrade().ok_or("the server is shutting down")?;
                 let services = Services {
-                    relevance: Arc::new(HostRelevance),
+                    relevance: Arc::new(HostRelevance { state: self.state.clone() }),
                     index: Arc::new(HostIndex { state: self.state.clone() }),
                     map: Arc::new(AgreementFiles { root: state.root().path().to_path_buf() }),
                 };
@@ -251,17 +251,41 @@ impl SymbolIndex for HostIndex {
     }
 }
 
-/// Symbol relevance for the workflow. This version scores relevance with the
-/// workflow's documented lexical rule even when the server has an embedding
-/// model: with a general-purpose sentence model, ordinary supporting symbols
-/// land in the 0.3-0.6 grey zone and force every journey to HIGH risk, so the
-/// tiers need calibrating per model before embeddings can judge evidence.
-/// Saying so (instead of scoring) makes the workflow report the method it used.
-struct HostRelevance;
+/// Symbol relevance for the workflow, from the server's embedding model:
+/// cosine similarity of `target_feature` with each split symbol name,
+/// calibrated against unrelated names ([`code_intel_session::relevance::calibrate`])
+/// and never below the lexical rule ([`code_intel_session::relevance::combine`]).
+/// Without a ready model it says why, and the workflow applies the lexical
+/// rule alone and reports that it did.
+struct HostRelevance {
+    state: Weak<ServerState>,
+}
+
+/// How long a relevance check waits for a model that is still loading
+/// before it judges with the lexical rule instead.
+const RELEVANCE_MODEL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Relevance for HostRelevance {
-    fn score(&self, _nl: &str, _candidates: &[String]) -> Result<Scored, String> {
-        Err("embedding similarity is not used for symbol relevance in this version; the lexical rule applies".into())
+    fn score(&self, nl: &str, candidates: &[String]) -> Result<Scored, String> {
+        use code_intel_session::relevance::{CALIBRATION_ANCHORS, LexicalRelevance, calibrate, combine};
+        let state = self.state.upgrade().ok_or("the server is shutting down")?;
+        let vectors = state.vectors();
+        let (encoder, model_state) = vectors.encoder(RELEVANCE_MODEL_WAIT);
+        let Some(encoder) = encoder else {
+            return Err(format!("no embedding model is ready ({})", model_state.status()));
+        };
+        let texts: Vec<&str> = candidates.iter().map(String::as_str).chain(CALIBRATION_ANCHORS.iter().copied()).collect();
+        let raw = vectors
+            .symbol_similarity(nl, &texts, RELEVANCE_MODEL_WAIT)
+            .map_err(|e| format!("embedding failed: {e}"))?
+            .ok_or("the embedding model became unavailable")?;
+        let (raw, anchors) = raw.split_at(candidates.len());
+        let lexical = LexicalRelevance.score(nl, candidates)?.scores;
+        Ok(Scored {
+            method: format!("embedding:{}+lexical", encoder.info().key.name),
+            note: None,
+            scores: combine(&calibrate(raw, anchors), &lexical),
+        })
     }
 }
 

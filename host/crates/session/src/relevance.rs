@@ -178,9 +178,76 @@ impl Relevance for LexicalRelevance {
     }
 }
 
+/// Symbol names of everyday code that no feature request is about as a
+/// whole: the yardstick [`calibrate`] measures an embedding model's
+/// similarity of *unrelated* code against. Varied on purpose, so that a term
+/// close to one or two of them (a request about CSV export) still leaves the
+/// median unrelated.
+pub const CALIBRATION_ANCHORS: &[&str] = &[
+    "Color Palette",
+    "Csv Exporter",
+    "Date Formatter",
+    "Image Resizer",
+    "Queue Worker",
+    "Pdf Renderer",
+    "Cache Store",
+    "Http Client",
+    "Zip Archive Reader",
+    "Locale Switcher",
+    "Retry Backoff",
+];
+
+/// Maps raw embedding similarities onto the scale the tiers are defined on.
+///
+/// Raw cosine similarity depends on the model: unrelated names score around
+/// 0.1 with all-MiniLM-L6-v2 but around 0.75 with multilingual-e5-small, so a
+/// fixed 0.3/0.6 cut would reject everything with one model and approve
+/// everything with the other. The baseline is the median similarity of the
+/// term with [`CALIBRATION_ANCHORS`]; a candidate's score is how far it rises
+/// from that baseline towards 1: `(raw - baseline) / (1 - baseline)`,
+/// clamped to `[0, 1]`. A candidate no closer than unrelated code scores 0.
+#[must_use]
+pub fn calibrate(raw: &[f32], anchor_raw: &[f32]) -> Vec<f32> {
+    let mut anchors = anchor_raw.to_vec();
+    anchors.sort_by(f32::total_cmp);
+    let baseline = match anchors.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => anchors[n / 2],
+        n => f32::midpoint(anchors[n / 2 - 1], anchors[n / 2]),
+    };
+    let span = (1.0 - baseline).max(f32::EPSILON);
+    raw.iter().map(|r| ((r - baseline) / span).clamp(0.0, 1.0)).collect()
+}
+
+/// The relevance the tiers judge when a model is available: the better of
+/// the calibrated embedding score (which relates synonyms and other
+/// languages: "sign in" ~ `LoginController`) and the lexical rule (which
+/// never lets a model's blind spot reject a symbol that literally names the
+/// feature).
+#[must_use]
+pub fn combine(calibrated: &[f32], lexical: &[f32]) -> Vec<f32> {
+    calibrated.iter().zip(lexical).map(|(c, l)| c.max(*l)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calibration_measures_from_the_unrelated_median() {
+        // An e5-like model: unrelated code scores ~0.75.
+        let anchors = [0.74, 0.76, 0.75, 0.90, 0.73];
+        let scores = calibrate(&[0.75, 0.95, 0.80, 0.60], &anchors);
+        assert!(scores[0].abs() < 1e-6, "{scores:?}"); // at the baseline
+        assert!((scores[1] - 0.8).abs() < 1e-4, "{scores:?}"); // 0.20 of the 0.25 left
+        assert_eq!(tier(scores[2]), Tier::Rejected, "{scores:?}"); // 0.2
+        assert!(scores[3].abs() < 1e-6, "{scores:?}"); // below the baseline: clamped
+        // A MiniLM-like model: unrelated code scores ~0.1.
+        let scores = calibrate(&[0.75, 0.35], &[0.05, 0.1, 0.15, 0.12]);
+        assert_eq!(tier(scores[0]), Tier::Fact, "{scores:?}");
+        assert_eq!(tier(scores[1]), Tier::Rejected, "{scores:?}");
+        assert_eq!(combine(&[0.2, 0.7], &[0.67, 0.0]), [0.67, 0.7]);
+    }
 
     #[test]
     fn splits_symbols() {
