@@ -49,6 +49,19 @@ async def ok(client: Client, tool: str, args: dict) -> dict:
     return data
 
 
+async def wait_vectors_ready(client: Client, timeout: float = 180):
+    import anyio
+
+    status = {}
+    with anyio.move_on_after(timeout):
+        while True:
+            status = await ok(client, "index_status", {})
+            if status["vector_search"] == "ready":
+                break
+            await anyio.sleep(0.5)
+    assert status["vector_search"] == "ready", status
+
+
 async def explore(client: Client, sid: str):
     await ok(client, "sync_index", {})
     defs = await ok(client, "find_definitions", {"symbol": "UserService", "session_id": sid})
@@ -184,6 +197,14 @@ async def test_success_feeds_the_map_and_survives_restart(code_intel_bin, mini_r
 
         nxt = await ok(client, "start_session", {"intent": "INVESTIGATE", "query": "the user service"})
         assert nxt["map_hints"] and "UserService" in nxt["map_hints"][0]["symbols"], nxt
+        if os.environ.get("CODE_INTEL_TEST_MODEL_DIR"):
+            # The agreement is in the map collection at once: a similar
+            # request is answered from the map, code not searched.
+            await wait_vectors_ready(client)
+            found = await ok(client, "semantic_search", {"query": "the user service keeps the old name when a user is renamed"})
+            assert found["short_circuit"] is True, found
+            assert found["map_hits"][0]["agreement_id"] == out["agreement"]["id"], found
+            assert "UserService" in found["map_hits"][0]["symbols"], found
         analysis = await ok(client, "get_session_analysis", {"session_id": sid})
         assert analysis["analysis"]["final_outcome"] == "success" and analysis["decision"]["risk_level"] == "LOW"
         insights = await ok(client, "get_improvement_insights", {"limit": 10})

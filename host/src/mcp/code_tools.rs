@@ -403,6 +403,8 @@ pub struct SemanticHit {
 /// A hit in the map of agreements (past successful NL -> symbol mappings).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct MapHitOut {
+    /// The agreement's id (its file is `.code-intel/agreements/<id>.md`).
+    pub agreement_id: String,
     pub text: String,
     pub symbols: Vec<String>,
     pub files: Vec<String>,
@@ -1180,7 +1182,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
             map_hits: response
                 .map_hits
                 .into_iter()
-                .map(|m| MapHitOut { text: m.text, symbols: m.symbols, files: m.files, score: f64::from(m.score) })
+                .map(|m| MapHitOut { agreement_id: m.key, text: m.text, symbols: m.symbols, files: m.files, score: f64::from(m.score) })
                 .collect(),
             vector_search: response.vector_search,
             confidence: "HYPOTHESIS".to_string(),

@@ -71,8 +71,10 @@ impl Runtime {
                 let services = Services {
                     relevance: Arc::new(HostRelevance { state: self.state.clone() }),
                     index: Arc::new(HostIndex { state: self.state.clone() }),
-                    map: Arc::new(AgreementFiles { root: state.root().path().to_path_buf() }),
+                    map: Arc::new(AgreementFiles { root: state.root().path().to_path_buf(), state: self.state.clone() }),
                 };
+                let backfill = AgreementFiles { root: state.root().path().to_path_buf(), state: self.state.clone() };
+                std::thread::spawn(move || backfill.backfill_collection());
                 let config = WorkflowConfig { learned_pair_ttl_days: state.config().learned_pair_ttl_days };
                 Workflow::open(state.root().path(), config, services)
                     .map(Arc::new)
@@ -289,25 +291,60 @@ impl Relevance for HostRelevance {
     }
 }
 
-/// The map of agreements read from `.code-intel/agreements/*.md` (the
-/// record of every successful session) and scored with the lexical rule:
-/// the best of the agreement's term, request and split symbol names.
+/// The map of agreements: `.code-intel/agreements/*.md` (the record of
+/// every successful session), scored with the lexical rule for the session
+/// tools' hints, and mirrored into the index's map collection, which
+/// `semantic_search` searches by embedding (and short-circuits on).
 struct AgreementFiles {
     root: std::path::PathBuf,
+    state: Weak<ServerState>,
 }
 
-impl AgreementMap for AgreementFiles {
-    fn add(&self, agreement: &Agreement, _markdown: &str) -> Result<(), String> {
-        // The workflow wrote the file before calling this; it is what
-        // `search` reads, so the agreement is searchable at once.
-        let path = self.root.join(&agreement.path);
-        if path.is_file() { Ok(()) } else { Err(format!("{} is missing", path.display())) }
+impl AgreementFiles {
+    /// Puts `agreement` into the map collection, embedded at once when the
+    /// model is ready (else by the next embedding pass).
+    fn add_to_collection(&self, agreement: &Agreement) -> Result<(), String> {
+        let state = self.state.upgrade().ok_or("the server is shutting down")?;
+        let entry = code_intel_store::embeddings::MapEntry {
+            key: agreement.id.clone(),
+            text: code_intel_session::agreement::map_text(agreement),
+            symbols: agreement.symbols.iter().map(|s| s.symbol.clone()).collect(),
+            files: agreement.files.clone(),
+            metadata: json!({
+                "nl_term": agreement.nl_term,
+                "query": agreement.query,
+                "intent": agreement.intent,
+                "session_id": agreement.session_id,
+                "path": agreement.path,
+            }),
+        };
+        let mut store = code_intel_store::Store::open(state.database_path())
+            .map_err(|e| format!("the index database could not be opened for writing: {e}"))?;
+        state.vectors().add_map_entry(&mut store, &entry).map_err(|e| format!("the map collection could not be updated: {e}"))?;
+        Ok(())
     }
 
-    fn search(&self, text: &str, limit: usize) -> Result<Vec<MapHit>, String> {
+    /// Agreement files the map collection does not hold yet (written by an
+    /// older version, copied in, or recorded while the index was missing).
+    fn backfill_collection(&self) {
+        let Some(state) = self.state.upgrade() else { return };
+        let Ok(Ok(known)) = state.with_store(|s| s.map_entries().map(|e| e.into_iter().map(|e| e.entry.key).collect::<std::collections::HashSet<_>>()))
+        else {
+            return;
+        };
+        for a in self.read_all() {
+            if !known.contains(&a.id)
+                && let Err(e) = self.add_to_collection(&a)
+            {
+                tracing::warn!(agreement = %a.path, "agreement not added to the map collection: {e}");
+            }
+        }
+    }
+
+    fn read_all(&self) -> Vec<Agreement> {
         let dir = code_intel_core::config::state_dir(&self.root).join("agreements");
-        let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(Vec::new()) };
-        let mut hits = Vec::new();
+        let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+        let mut out = Vec::new();
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().and_then(|e| e.to_str()) != Some("md") {
@@ -315,10 +352,29 @@ impl AgreementMap for AgreementFiles {
             }
             let Ok(md) = std::fs::read_to_string(&path) else { continue };
             let rel = format!("{}/agreements/{}", code_intel_core::config::STATE_DIR_NAME, entry.file_name().to_string_lossy());
-            let Ok(a) = code_intel_session::agreement::parse(&md, &rel) else {
-                tracing::warn!(path = %path.display(), "unreadable agreement file skipped");
-                continue;
-            };
+            match code_intel_session::agreement::parse(&md, &rel) {
+                Ok(a) => out.push(a),
+                Err(_) => tracing::warn!(path = %path.display(), "unreadable agreement file skipped"),
+            }
+        }
+        out
+    }
+}
+
+impl AgreementMap for AgreementFiles {
+    fn add(&self, agreement: &Agreement, _markdown: &str) -> Result<(), String> {
+        // The workflow wrote the file before calling this; it is what
+        // `search` reads, so the agreement is searchable at once.
+        let path = self.root.join(&agreement.path);
+        if !path.is_file() {
+            return Err(format!("{} is missing", path.display()));
+        }
+        self.add_to_collection(agreement)
+    }
+
+    fn search(&self, text: &str, limit: usize) -> Result<Vec<MapHit>, String> {
+        let mut hits = Vec::new();
+        for a in self.read_all() {
             let score = code_intel_session::agreement::map_text(&a)
                 .lines()
                 .map(|line| code_intel_session::LexicalRelevance::pair(text, line))
