@@ -175,9 +175,13 @@ impl<'t> MatchSet<'t> {
         self.found.capture_names.iter().position(|n| n == name).and_then(|i| u32::try_from(i).ok())
     }
 
+    fn name_of(&self, c: &host::NodeSpan) -> &str {
+        self.found.capture_names.get(c.name as usize).map_or("", String::as_str)
+    }
+
     fn node(&self, c: &host::NodeSpan) -> Node<'_> {
         Node {
-            name: self.found.capture_names.get(c.name as usize).map_or("", String::as_str),
+            name: self.name_of(c),
             kind: self.found.kinds.get(c.kind as usize).map_or("", String::as_str),
             text: self.source.get(c.start_byte as usize..c.end_byte as usize).unwrap_or_default(),
             start_byte: c.start_byte,
@@ -212,8 +216,9 @@ impl<'a> Match<'a> {
     /// The first capture named `name`.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<Node<'a>> {
-        let index = self.set.name_index(name)?;
-        self.captures.iter().find(|c| c.name == index).map(|c| self.set.node(c))
+        // A match has a few captures and a query dozens of names: compare
+        // the names of this match's captures rather than search the table.
+        self.captures.iter().find(|c| self.set.name_of(c) == name).map(|c| self.set.node(c))
     }
 
     /// Every capture named `name` (quantified captures like `(decorator)* @d`).
