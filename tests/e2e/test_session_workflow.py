@@ -1,7 +1,8 @@
 """The session workflow end to end: the real `code-intel serve` binary driven
 by the official Python MCP client, on a private copy of fixtures/mini-repo.
 
-Journeys: a precise request straight to READY, a hallucinated quote, an
+Journeys: a precise request straight to READY, a vague one through SEMANTIC
+and VERIFICATION, a hypothesis that fails verification, a hallucinated quote, an
 unrelated symbol (< 0.3: `Invoice` for "user service"), the phase/tool matrix, a write outside explored
 files then recovered, success recorded then a similar request hinted by the
 map, a restart in the middle of a session, and the Claude Code hook."""
@@ -211,6 +212,110 @@ async def test_success_feeds_the_map_and_survives_restart(code_intel_bin, mini_r
         assert insights["total_sessions_with_outcomes"] == 1
         prompts = await client.list_prompts()
         assert "code" in [p.name for p in prompts.prompts]
+
+
+async def explore_vague(client: Client, sid: str):
+    await ok(client, "sync_index", {})
+    for symbol in ["UserService", "User", "UserService.rename", "rename_user", "load_user"]:
+        await ok(client, "find_definitions", {"symbol": symbol, "session_id": sid})
+    await ok(client, "find_references", {"symbol": "UserService", "session_id": sid})
+    await ok(client, "analyze_structure", {"path": "app", "session_id": sid})
+
+
+VAGUE_UNDERSTANDING = {
+    # Four symbols: HIGH risk asks for five.
+    "symbols_identified": ["UserService", "User", "UserService.rename", "rename_user"],
+    "entry_points": ["rename_user", "UserService.rename"],
+    "files_analyzed": ["app/services.py", "app/models.py", "app/views.py", "app/__init__.py"],
+    "existing_patterns": ["views build a UserService per request", "services load, change and save a User"],
+    "slot_evidence": {
+        "target_feature": {"tool": "find_definitions", "params": {"symbol": "UserService.rename"}, "result": "UserService.rename in app/services.py"},
+    },
+}
+
+
+async def hypothesis_from_semantic_search(client: Client, sid: str) -> dict:
+    """A finding of semantic_search, as the agent would submit it."""
+    found = await ok(client, "semantic_search", {"query": "load one user by id", "session_id": sid})
+    hit = next((h for h in found["results"] if h["name"] == "load_user"), None)
+    assert hit, found
+    return {"symbol": hit["name"], "file": hit["path"], "line": hit["start_line"], "description": "loads the user that rename changes"}
+
+
+async def test_vague_request_goes_through_semantic_and_verification(code_intel_bin, mini_repo):
+    async with client_for(code_intel_bin, mini_repo) as client:
+        sid = (await ok(client, "start_session", {"intent": "MODIFY", "query": "Fix the user rename."}))["session_id"]
+        frame = await ok(client, "set_query_frame", {"session_id": sid, "slots": {
+            "target_feature": {"value": "user rename", "quote": "user rename"},
+            "desired_action": {"value": "fix", "quote": "Fix"},
+        }})
+        # No observed issue: the request is vague, so the risk is HIGH.
+        assert frame["risk_level"] == "HIGH", frame
+        assert frame["requirements"]["symbols"] == 5, frame
+        assert "observed_issue" in frame["investigation_guidance"]["missing_slots"], frame
+
+        await explore_vague(client, sid)
+        sub = await ok(client, "submit_understanding", {"session_id": sid, **VAGUE_UNDERSTANDING})
+        assert sub["next_phase"] == "SEMANTIC", sub
+        missing = [m["kind"] for m in sub["missing_requirements"]]
+        assert "symbols_identified" in missing and "slot_evidence:observed_issue" in missing, sub
+
+        # SEMANTIC: exact tools are refused; semantic search finds a candidate.
+        result, _, text = await call(client, "find_definitions", {"symbol": "load_user", "session_id": sid})
+        assert result.is_error and "SEMANTIC" in text, text
+        hypothesis = await hypothesis_from_semantic_search(client, sid)
+        mismatch = await ok(client, "submit_semantic", {"session_id": sid, "hypotheses": [hypothesis], "semantic_reason": "no_reference_found"})
+        assert mismatch["error"] == "semantic_reason_mismatch", mismatch
+        sem = await ok(client, "submit_semantic", {"session_id": sid, "hypotheses": [hypothesis], "semantic_reason": "no_definition_found"})
+        assert sem["next_phase"] == "VERIFICATION", sem
+        hyp_id = sem["hypotheses"][0]["id"]
+        assert (await ok(client, "check_write_target", {"session_id": sid, "path": "app/models.py"}))["allowed"] is False
+
+        # VERIFICATION: forest search is refused; an exact tool confirms the hypothesis.
+        result, _, text = await call(client, "semantic_search", {"query": "user", "session_id": sid})
+        assert result.is_error and "VERIFICATION" in text, text
+        await ok(client, "find_definitions", {"symbol": "load_user", "session_id": sid})
+        await ok(client, "search_text", {"pattern": "user.name = new_name", "session_id": sid})
+        ver = await ok(client, "submit_verification", {
+            "session_id": sid,
+            "results": [{"hypothesis": hyp_id, "confirmed": True, "evidence": {"tool": "find_definitions", "file": "app/models.py"}}],
+            "slot_evidence": {"observed_issue": {"tool": "search_text", "params": {"pattern": "user.name = new_name"}, "result": "rename sets the name then saves"}},
+            "resolved_frame": {"observed_issue": "the new name is not kept"},
+        })
+        assert ver["verdicts"][0]["status"] == "FACT", ver
+        assert ver["next_phase"] == "READY", ver
+        assert (await ok(client, "check_write_target", {"session_id": sid, "path": "app/models.py"}))["allowed"] is True
+        status = await ok(client, "get_session_status", {"session_id": sid})
+        assert [h["to"] for h in status["history"]] == ["SEMANTIC", "VERIFICATION", "READY"], status
+
+
+async def test_a_hypothesis_that_fails_verification_stays_blocked(code_intel_bin, mini_repo):
+    async with client_for(code_intel_bin, mini_repo) as client:
+        sid = (await ok(client, "start_session", {"intent": "MODIFY", "query": "Fix the user rename."}))["session_id"]
+        await ok(client, "set_query_frame", {"session_id": sid, "slots": {
+            "target_feature": {"value": "user rename", "quote": "user rename"},
+            "desired_action": {"value": "fix", "quote": "Fix"},
+        }})
+        await explore_vague(client, sid)
+        sub = await ok(client, "submit_understanding", {"session_id": sid, **VAGUE_UNDERSTANDING})
+        assert sub["next_phase"] == "SEMANTIC", sub
+        hypothesis = await hypothesis_from_semantic_search(client, sid)
+        # The agent places the function in the wrong file.
+        hypothesis["file"], hypothesis["line"] = "app/views.py", 1
+        sem = await ok(client, "submit_semantic", {"session_id": sid, "hypotheses": [hypothesis], "semantic_reason": "no_definition_found"})
+        hyp_id = sem["hypotheses"][0]["id"]
+        await ok(client, "get_function_at_line", {"path": "app/views.py", "line": 6, "session_id": sid})
+        ver = await ok(client, "submit_verification", {
+            "session_id": sid,
+            "results": [{"hypothesis": hyp_id, "confirmed": True, "evidence": {"tool": "get_function_at_line", "file": "app/views.py", "line": 1}}],
+        })
+        assert ver["verdicts"][0]["status"] == "REJECTED", ver
+        assert "app/models.py" in ver["verdicts"][0]["reason"], ver
+        assert ver["next_phase"] == "VERIFICATION", ver
+        blocked = await ok(client, "check_write_target", {"session_id": sid, "path": "app/views.py"})
+        assert blocked["allowed"] is False and "VERIFICATION" in blocked["reason"], blocked
+        back = await ok(client, "revert_to_exploration", {"session_id": sid, "keep_results": True})
+        assert back["phase"] == "EXPLORATION", back
 
 
 def hook(bin_path: str, repo: Path, tool: str, file_path: Path) -> subprocess.CompletedProcess:
