@@ -498,20 +498,7 @@ impl Store {
                 continue;
             }
             let relevance: f64 = row.get(9)?;
-            let tier: u8 = row.get(10)?;
-            hits.push(FtsHit {
-                rowid: row.get(0)?,
-                path,
-                kind: row.get(2)?,
-                name: row.get(3)?,
-                qualified_name: row.get(4)?,
-                signature: row.get(5)?,
-                start_line: row.get(6)?,
-                end_line: row.get(7)?,
-                content_hash: row.get(8)?,
-                score: relevance + f64::from(tier) * EXACT_TIER_BONUS,
-                exact_tier: tier,
-            });
+            hits.push(fts_hit(row, path, relevance, row.get(10)?)?);
             if hits.len() >= limit {
                 break;
             }
@@ -553,26 +540,32 @@ impl Store {
             if !accept(&path) {
                 continue;
             }
-            let tier: u8 = row.get(9)?;
-            hits.push(FtsHit {
-                rowid: row.get(0)?,
-                path,
-                kind: row.get(2)?,
-                name: row.get(3)?,
-                qualified_name: row.get(4)?,
-                signature: row.get(5)?,
-                start_line: row.get(6)?,
-                end_line: row.get(7)?,
-                content_hash: row.get(8)?,
-                score: f64::from(tier) * EXACT_TIER_BONUS,
-                exact_tier: tier,
-            });
+            hits.push(fts_hit(row, path, 0.0, row.get(9)?)?);
             if hits.len() >= limit {
                 break;
             }
         }
         Ok(())
     }
+}
+
+/// A hit from a row whose first nine columns are `c.id, f.path, c.kind,
+/// c.name, c.qualified_name, c.signature, c.start_line, c.end_line,
+/// c.content_hash` (`path` already read), scored `relevance` plus the tier bonus.
+fn fts_hit(row: &Row<'_>, path: String, relevance: f64, tier: u8) -> rusqlite::Result<FtsHit> {
+    Ok(FtsHit {
+        rowid: row.get(0)?,
+        path,
+        kind: row.get(2)?,
+        name: row.get(3)?,
+        qualified_name: row.get(4)?,
+        signature: row.get(5)?,
+        start_line: row.get(6)?,
+        end_line: row.get(7)?,
+        content_hash: row.get(8)?,
+        score: relevance + f64::from(tier) * EXACT_TIER_BONUS,
+        exact_tier: tier,
+    })
 }
 
 /// SQLite counts are `i64`; they are never negative.
