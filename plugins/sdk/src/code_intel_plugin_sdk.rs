@@ -9,8 +9,8 @@
 //!
 //! ```no_run
 //! use code_intel_plugin_sdk::{
-//!     export_plugin, parse, ChunkBuilder, ChunkOutcome, ChunkSet, Matches, Plugin,
-//!     PluginError, PluginInfo, SourceFile, Span,
+//!     export_plugin, parse, ChunkBuilder, ChunkOutcome, ChunkSet, Plugin, PluginError,
+//!     PluginInfo, SourceFile, Span,
 //! };
 //!
 //! struct Functions;
@@ -30,9 +30,9 @@
 //!     fn chunk(file: SourceFile) -> Result<ChunkOutcome, PluginError> {
 //!         let tree = parse("python", &file.content)?;
 //!         let mut chunks = ChunkSet::new(&file.content);
-//!         for m in tree.query("(function_definition name: (identifier) @name) @def")? {
+//!         for m in &tree.matches("(function_definition name: (identifier) @name) @def")? {
 //!             let (Some(def), Some(name)) = (m.get("def"), m.get("name")) else { continue };
-//!             chunks.push(ChunkBuilder::new("function", &name.text).span(Span::of(def)));
+//!             chunks.push(ChunkBuilder::new("function", name.text).span(Span::of(def)));
 //!         }
 //!         Ok(ChunkOutcome::Chunks(chunks.finish()))
 //!     }

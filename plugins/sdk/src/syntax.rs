@@ -34,8 +34,10 @@ pub fn languages() -> Vec<String> {
 
 impl Tree {
     /// Runs a tree-sitter query over the whole tree and returns every match in
-    /// document order. Predicates (`#eq?`, `#match?`, `#any-of?`) are applied
-    /// by the host.
+    /// document order, with owned copies of every capture's name, kind and
+    /// text (at most 64 KiB each). Predicates (`#eq?`, `#match?`, `#any-of?`)
+    /// are applied by the host. [`Tree::matches`] returns the same matches
+    /// without sending any strings per capture; prefer it.
     ///
     /// Each call walks the whole tree: put all the patterns a plugin needs in
     /// one query and tell the matches apart by capture name (or
@@ -62,8 +64,8 @@ impl Tree {
     /// Runs a tree-sitter query like [`Tree::query`], but only byte and line
     /// ranges cross from the host: each capture's text is sliced from the
     /// source this tree was parsed from, and names and kinds borrow from
-    /// tables sent once. Several times cheaper than [`Tree::query`] on
-    /// queries with thousands of matches; use it for anything per-file.
+    /// tables sent once. Cheaper than [`Tree::query`], the more so the more
+    /// a query matches, and never limited by capture text size.
     ///
     /// # Errors
     /// As [`Tree::query`].

@@ -4,6 +4,11 @@
 //! its own linker, and conversions into the host's version-independent types.
 //! A new version of the contract gets a new module beside this one; this one
 //! stays, so plugins built against 0.1.0 keep loading.
+//!
+//! `tree.query-spans` was added to the `syntax` interface of 0.1.0 after its
+//! first release. Adding to an imported interface keeps every earlier plugin
+//! loading (a component only names the functions its build saw); a plugin
+//! that calls it needs a host that provides it.
 
 use std::sync::{Arc, OnceLock};
 
