@@ -30,7 +30,11 @@ fn main() -> ExitCode {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    // `cargo run` sets the variable at run time too; prefer it over the
+    // compile-time path, which is wrong when a binary built from another
+    // checkout sharing the target directory is run.
+    let manifest_dir = env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir.parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
 fn target_dir(root: &Path) -> PathBuf {
