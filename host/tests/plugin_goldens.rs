@@ -66,6 +66,11 @@ fn php_plugin_matches_its_golden_files() {
     assert_harness_passes(&built_plugin("php"), &repo_root().join("fixtures/php"));
 }
 
+#[test]
+fn javascript_plugin_matches_its_golden_files() {
+    assert_harness_passes(&built_plugin("javascript"), &repo_root().join("fixtures/javascript"));
+}
+
 /// The harness really compares: a golden file that disagrees with the plugin
 /// fails the run with a diff naming the difference.
 #[test]

@@ -1,6 +1,7 @@
 //! Plugin host benchmarks.
 //!
-//! - `python/*`, `php/*`: chunking throughput of the python and php plugins
+//! - `python/*`, `php/*`, `javascript/*`, `typescript/*`: chunking
+//!   throughput of the python, php and javascript plugins
 //!   on a generated corpus (`plugin`), next to native tree-sitter parsing of
 //!   the same bytes (`native_parse`) in the same run. Goal: plugin >= 0.7x
 //!   native. Both run on one thread. Before the criterion groups, each
@@ -70,6 +71,46 @@ fn php_file(i: usize) -> String {
             let _ = write!(
                 s,
                 "    /**\n     * Total of kind {m}.\n     */\n    public function total{m}(Collection $items, ?User $user = null): int\n    {{\n        $result = 0;\n        foreach ($items as $item) {{\n            if ($item->kind === {m} && !$item->deleted) {{\n                $result += $item->price * $item->quantity;\n            }}\n        }}\n        $this->logger->info(\"total {m}\", ['user' => $user?->id]);\n        return $result;\n    }}\n\n"
+            );
+        }
+        s.push_str("}\n\n");
+    }
+    s
+}
+
+fn javascript_file(i: usize) -> String {
+    let mut s = format!("import React, {{ useState }} from 'react';\nimport {{ api }} from '../lib/api';\nimport Button from './Button';\n\n");
+    for c in 0..CLASSES_PER_FILE {
+        let _ = write!(
+            s,
+            "/**\n * Handles case {c} of module {i}.\n */\nexport class Service{c} extends BaseService {{\n  items = [];\n\n  constructor(client, retries = 3) {{\n    super(client);\n    this.retries = retries;\n  }}\n\n"
+        );
+        for m in 0..4 {
+            let _ = write!(
+                s,
+                "  /** Total of kind {m}. */\n  total{m}(user = null) {{\n    let result = 0;\n    for (const item of this.items) {{\n      if (item.kind === {m} && !item.deleted) {{\n        result += item.price * item.quantity;\n      }}\n    }}\n    this.logger.info(`total {m}`, {{ user: user?.id }});\n    return result;\n  }}\n\n  async fetch{m}(orderId) {{\n    const data = await api.get(`/orders/${{orderId}}`, {{ params: {{ kind: {m} }} }});\n    return new Order(JSON.parse(data));\n  }}\n\n"
+            );
+        }
+        s.push_str("}\n\n");
+        let _ = write!(
+            s,
+            "export const Card{c} = ({{ order, onSelect }}) => {{\n  const [open, setOpen] = useState(false);\n  return (\n    <div className=\"card\" onClick={{() => onSelect(order)}}>\n      <h3>{{order.name}}</h3>\n      <Button label=\"Open\" onClick={{() => setOpen(!open)}} />\n    </div>\n  );\n}};\n\n"
+        );
+    }
+    s
+}
+
+fn typescript_file(i: usize) -> String {
+    let mut s = format!("import {{ Injectable }} from '@angular/core';\nimport type {{ User, Order }} from '../models';\n\nexport interface Options{i} {{\n  baseUrl: string;\n  retries?: number;\n}}\n\nexport type Result<T> = {{ ok: true; value: T }} | {{ ok: false; error: string }};\n\n");
+    for c in 0..CLASSES_PER_FILE {
+        let _ = write!(
+            s,
+            "/**\n * Handles case {c} of module {i}.\n */\n@Injectable()\nexport class Service{c} extends BaseService implements HandlesOrders {{\n  private items: Order[] = [];\n\n  constructor(private readonly logger: Logger, private orders: OrderRepository) {{\n    super();\n  }}\n\n"
+        );
+        for m in 0..4 {
+            let _ = write!(
+                s,
+                "  /** Total of kind {m}. */\n  public total{m}(items: Order[], user: User | null = null): number {{\n    let result = 0;\n    for (const item of items) {{\n      if (item.kind === {m} && !item.deleted) {{\n        result += item.price * item.quantity;\n      }}\n    }}\n    this.logger.info(`total {m}`, {{ user: user?.id }});\n    return result;\n  }}\n\n  async fetch{m}(orderId: number): Promise<Result<Order>> {{\n    const data = await this.orders.find(orderId);\n    return data ? {{ ok: true, value: data }} : {{ ok: false, error: 'missing' }};\n  }}\n\n"
             );
         }
         s.push_str("}\n\n");
@@ -160,7 +201,7 @@ fn benches(c: &mut Criterion) {
     let options = || HostOptions { cache_dir: Some(warm_cache.path().to_path_buf()), ..HostOptions::default() };
     let host = PluginHost::load_dirs(&dirs, options());
     let names: Vec<String> = host.plugins().map(|p| p.name.clone()).collect();
-    for needed in ["python", "php"] {
+    for needed in ["python", "php", "javascript"] {
         if !names.iter().any(|n| n == needed) {
             eprintln!("SKIPPED: plugin `{needed}` not found in {} (found: {names:?})", dir.display());
             return;
@@ -169,6 +210,8 @@ fn benches(c: &mut Criterion) {
 
     throughput(c, &host, "python", "python", &corpus(python_file, "py"));
     throughput(c, &host, "php", "php", &corpus(php_file, "php"));
+    throughput(c, &host, "javascript", "javascript", &corpus(javascript_file, "jsx"));
+    throughput(c, &host, "typescript", "javascript", &corpus(typescript_file, "ts"));
 
     let mut group = c.benchmark_group("load");
     group.sample_size(10);

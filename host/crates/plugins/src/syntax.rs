@@ -148,11 +148,21 @@ const SPAN_CAPTURE_BYTES: usize = 32;
 ///
 /// `php` is tree-sitter-php's full grammar, which accepts files that mix HTML
 /// and `<?php` blocks (what `.php` files are); `php_only` parses pure PHP code
-/// without the leading `<?php` tag.
+/// without the leading `<?php` tag. `javascript` includes JSX; `typescript`
+/// is TypeScript without JSX (in it `<T>x` is a cast) and `tsx` TypeScript
+/// with JSX.
 const GRAMMARS: &[(&str, fn() -> Language)] = &[
+    ("css", || Language::new(tree_sitter_css::LANGUAGE)),
+    ("go", || Language::new(tree_sitter_go::LANGUAGE)),
+    ("html", || Language::new(tree_sitter_html::LANGUAGE)),
+    ("java", || Language::new(tree_sitter_java::LANGUAGE)),
+    ("javascript", || Language::new(tree_sitter_javascript::LANGUAGE)),
     ("php", || Language::new(tree_sitter_php::LANGUAGE_PHP)),
     ("php_only", || Language::new(tree_sitter_php::LANGUAGE_PHP_ONLY)),
     ("python", || Language::new(tree_sitter_python::LANGUAGE)),
+    ("scss", tree_sitter_scss::language),
+    ("tsx", || Language::new(tree_sitter_typescript::LANGUAGE_TSX)),
+    ("typescript", || Language::new(tree_sitter_typescript::LANGUAGE_TYPESCRIPT)),
 ];
 
 /// The grammar names this host can parse, sorted.

@@ -168,7 +168,7 @@ fn syntax_guards_reach_the_plugin_as_errors() {
     let host = host_with(&["probe"], cache.path());
     let cases = [
         ("hoard.probe", "x = 1\n".to_string(), "holds 32 trees"),
-        ("unknown-language.probe", "x".to_string(), "no grammar named `cobol`; this host has: php, php_only, python"),
+        ("unknown-language.probe", "x".to_string(), "no grammar named `cobol`; this host has: css, go, html, java, javascript, php, php_only, python, scss, tsx, typescript"),
         ("bad-query.probe", "x = 1\n".to_string(), "invalid-query"),
         (
             "everything.probe",
