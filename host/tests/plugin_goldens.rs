@@ -71,6 +71,11 @@ fn javascript_plugin_matches_its_golden_files() {
     assert_harness_passes(&built_plugin("javascript"), &repo_root().join("fixtures/javascript"));
 }
 
+#[test]
+fn go_plugin_matches_its_golden_files() {
+    assert_harness_passes(&built_plugin("go"), &repo_root().join("fixtures/go"));
+}
+
 /// The harness really compares: a golden file that disagrees with the plugin
 /// fails the run with a diff naming the difference.
 #[test]

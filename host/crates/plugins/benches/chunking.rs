@@ -1,7 +1,7 @@
 //! Plugin host benchmarks.
 //!
-//! - `python/*`, `php/*`, `javascript/*`, `typescript/*`: chunking
-//!   throughput of the python, php and javascript plugins
+//! - `python/*`, `php/*`, `javascript/*`, `typescript/*`, `go/*`: chunking
+//!   throughput of the python, php, javascript and go plugins
 //!   on a generated corpus (`plugin`), next to native tree-sitter parsing of
 //!   the same bytes (`native_parse`) in the same run. Goal: plugin >= 0.7x
 //!   native. Both run on one thread. Before the criterion groups, each
@@ -118,6 +118,23 @@ fn typescript_file(i: usize) -> String {
     s
 }
 
+fn go_file(i: usize) -> String {
+    let mut s = format!("// Package module{i} handles orders.\npackage module{i}\n\nimport (\n\t\"context\"\n\t\"fmt\"\n\n\t\"github.com/acme/shop/internal/models\"\n)\n\n");
+    for c in 0..CLASSES_PER_FILE {
+        let _ = write!(
+            s,
+            "// Service{c} handles case {c} of module {i}.\ntype Service{c} struct {{\n\tlogger Logger\n\torders *models.OrderRepository\n\tretries int\n}}\n\n// NewService{c} wires a Service{c}.\nfunc NewService{c}(logger Logger, orders *models.OrderRepository) *Service{c} {{\n\treturn &Service{c}{{logger: logger, orders: orders, retries: 3}}\n}}\n\n"
+        );
+        for m in 0..4 {
+            let _ = write!(
+                s,
+                "// Total{m} sums items of kind {m}.\nfunc (s *Service{c}) Total{m}(items []models.Item, user *models.User) int64 {{\n\tvar result int64\n\tfor _, item := range items {{\n\t\tif item.Kind == {m} && !item.Deleted {{\n\t\t\tresult += item.Price * int64(item.Quantity)\n\t\t}}\n\t}}\n\ts.logger.Info(fmt.Sprintf(\"total {m} for %d\", user.ID))\n\treturn result\n}}\n\nfunc (s *Service{c}) Fetch{m}(ctx context.Context, id int64) (*models.Order, error) {{\n\torder, err := s.orders.Find(ctx, id)\n\tif err != nil {{\n\t\treturn nil, fmt.Errorf(\"fetch %d: %w\", id, err)\n\t}}\n\treturn order, nil\n}}\n\n"
+            );
+        }
+    }
+    s
+}
+
 fn corpus(generate: fn(usize) -> String, ext: &str) -> Vec<(String, String)> {
     (0..FILES).map(|i| (format!("src/module{i}/service{i}.{ext}"), generate(i))).collect()
 }
@@ -201,7 +218,7 @@ fn benches(c: &mut Criterion) {
     let options = || HostOptions { cache_dir: Some(warm_cache.path().to_path_buf()), ..HostOptions::default() };
     let host = PluginHost::load_dirs(&dirs, options());
     let names: Vec<String> = host.plugins().map(|p| p.name.clone()).collect();
-    for needed in ["python", "php", "javascript"] {
+    for needed in ["python", "php", "javascript", "go"] {
         if !names.iter().any(|n| n == needed) {
             eprintln!("SKIPPED: plugin `{needed}` not found in {} (found: {names:?})", dir.display());
             return;
@@ -212,6 +229,7 @@ fn benches(c: &mut Criterion) {
     throughput(c, &host, "php", "php", &corpus(php_file, "php"));
     throughput(c, &host, "javascript", "javascript", &corpus(javascript_file, "jsx"));
     throughput(c, &host, "typescript", "javascript", &corpus(typescript_file, "ts"));
+    throughput(c, &host, "go", "go", &corpus(go_file, "go"));
 
     let mut group = c.benchmark_group("load");
     group.sample_size(10);
