@@ -203,8 +203,23 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     }
 
     let mut vector_hits: Vec<ForestHit> = Vec::new();
+    // The lexical arm, when the mode has one: in hybrid mode it runs on this
+    // thread while the query is embedded on another (the store stays here).
+    let wants_lexical = mode != Mode::Semantic && request.collection != Collection::Map;
+    let mut lexical: Option<Vec<LexicalHit>> = None;
     if let (Some(encoder), Some(v)) = (&encoder, vectors) {
-        let qv = VectorSearch::embed_query(encoder, query)?;
+        let qv = if wants_lexical {
+            let (qv, lex) = std::thread::scope(|s| {
+                let embedding = s.spawn(|| VectorSearch::embed_query(encoder, query));
+                let lex = lexical_hits(store, query, &request.filters, candidates);
+                let qv = embedding.join().unwrap_or_else(|_| Err(SearchError::Embed("the embedding thread panicked".to_string())));
+                (qv, lex)
+            });
+            lexical = Some(lex?);
+            qv?
+        } else {
+            VectorSearch::embed_query(encoder, query)?
+        };
         if request.collection != Collection::Forest {
             let map_hits = v.search_map(store, encoder, &qv, n.max(MAP_HINTS))?;
             match request.collection {
@@ -236,7 +251,11 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         return Ok(response);
     }
 
-    let lexical = if mode == Mode::Semantic { Vec::new() } else { lexical_hits(store, query, &request.filters, candidates)? };
+    let lexical = match lexical {
+        Some(hits) => hits,
+        None if mode == Mode::Semantic => Vec::new(),
+        None => lexical_hits(store, query, &request.filters, candidates)?,
+    };
     let mut hits = match mode {
         Mode::Lexical => lexical_only(lexical),
         Mode::Semantic => vector_hits.into_iter().map(|h| vector_only(h)).collect(),
