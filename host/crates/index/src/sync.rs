@@ -297,15 +297,10 @@ pub fn sync(
     }
     report.deleted = deleted.len() as u64;
 
-    // What the files that may have changed contribute to link resolution,
-    // before they are rewritten (see `links::fact_signatures`).
-    let candidates: Vec<String> =
-        pending.iter().filter(|p| matches!(p.change, Change::Changed)).map(|p| p.file.path.clone()).collect();
-    let old_facts = if links_were_current && candidates.len() <= MAX_INCREMENTAL_LINK_FILES {
-        Some(crate::links::fact_signatures(&store.link_sources_in(&candidates)?))
-    } else {
-        None
-    };
+    // What the edited files contributed to link resolution before they
+    // were rewritten (see `links::fact_signatures`), read batch by batch
+    // just before each write; `None` once a full link rebuild is certain.
+    let mut old_facts: Option<HashMap<String, u64>> = links_were_current.then(HashMap::new);
 
     let total = pending.len() as u64;
     progress(Progress { phase: Phase::Indexing, done: 0, total });
@@ -336,6 +331,22 @@ pub fn sync(
         let mut batch_started = Instant::now();
         let mut done = 0u64;
         let mut flush = |batch: &mut Vec<Outcome>, report: &mut SyncReport| {
+            let edited: Vec<String> = batch
+                .iter()
+                .filter_map(|o| match o {
+                    Outcome::Chunked { record, change: Change::Changed, .. } => Some(record.path.clone()),
+                    _ => None,
+                })
+                .collect();
+            if let Some(facts) = &mut old_facts
+                && !edited.is_empty()
+            {
+                if facts.len() + edited.len() > MAX_INCREMENTAL_LINK_FILES {
+                    old_facts = None;
+                } else {
+                    facts.extend(crate::links::fact_signatures(&store.link_sources_in(&edited)?));
+                }
+            }
             let indexed_at = now_ns();
             let mut total = chunk_total;
             let mut batch_report = SyncReport::default();
@@ -452,6 +463,7 @@ pub fn sync(
             && report.deleted == 0
             && links_were_current
             && !modified_paths.iter().any(|p| crate::links::is_routes_file(p))
+            && modified_paths.len() <= MAX_INCREMENTAL_LINK_FILES
             && match &old_facts {
                 Some(old) => {
                     let new = crate::links::fact_signatures(&store.link_sources_in(&modified_paths)?);
