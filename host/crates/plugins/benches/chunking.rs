@@ -7,11 +7,11 @@
 //!   native. Both run on one thread. Before the criterion groups, each
 //!   language prints the ratio measured file by file (native parse, then the
 //!   plugin, alternating), which load from other processes skews far less.
-//!   Measured: python 0.47-0.48, php 0.47-0.51, javascript 0.47-0.48,
-//!   typescript 0.47-0.49, go 0.44 (0.42 and 0.47 before the
-//!   plugins used `query-spans`); a single query walk costs about 0.4x the parse, so the
-//!   goal is out of reach while a plugin parses and queries once per file
-//!   (docs/plugin-host.md, "Parsing and queries").
+//!   Measured: python 0.47-0.48 and php 0.47-0.51 (0.42 and 0.47 before
+//!   those plugins used `query-spans`), javascript 0.47-0.48, typescript
+//!   0.47-0.49, go 0.44. A single query walk costs about 0.4x the parse, so
+//!   the goal is out of reach while a plugin parses and queries once per
+//!   file (docs/plugin-host.md, "Parsing and queries").
 //! - `load/*`: what `code-intel plugin list` does (load every plugin in
 //!   `<target>/release/plugins`) with a warm cache and with a cold one.
 //!   Goal: warm < 50 ms.
