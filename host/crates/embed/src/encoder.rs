@@ -129,6 +129,10 @@ pub struct Encoder {
     info: ModelInfo,
     /// One single-thread pool per worker; see the module doc.
     pools: Vec<rayon::ThreadPool>,
+    /// One pool of all the workers' threads, for a lone batch (a query, a
+    /// one-chunk re-index): its matrix products are split across cores
+    /// instead of leaving all but one idle.
+    shared: rayon::ThreadPool,
     device: Device,
 }
 
@@ -258,6 +262,11 @@ impl Encoder {
             })
             .collect::<Result<Vec<_>, _>>()?;
 
+        let shared = rayon::ThreadPoolBuilder::new()
+            .num_threads(workers)
+            .thread_name(|i| format!("code-intel-embed-shared-{i}"))
+            .build()
+            .map_err(|e| EmbedError::Inference(format!("cannot start embedding threads: {e}")))?;
         let e5_prefixes = is_e5_name(&resolved.name) || is_e5_name(&dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         let info = ModelInfo {
             key: ModelKey { name: resolved.name.clone(), revision: format!("{fingerprint}.r{TEXT_RECIPE_VERSION}") },
@@ -270,7 +279,7 @@ impl Encoder {
             e5_prefixes,
         };
         tracing::info!(model = %info.key, dim = info.dim, max_tokens, workers, "embedding model loaded");
-        Ok(Self { model, tokenizer, info, pools, device })
+        Ok(Self { model, tokenizer, info, pools, shared, device })
     }
 
     #[must_use]
@@ -350,12 +359,16 @@ impl Encoder {
             }
         };
         let workers = self.pools.len().min(batches.len()).max(1);
-        std::thread::scope(|s| {
-            for pool in &self.pools[1..workers] {
-                s.spawn(|| worker(pool));
-            }
-            worker(&self.pools[0]);
-        });
+        if batches.len() == 1 {
+            worker(&self.shared);
+        } else {
+            std::thread::scope(|s| {
+                for pool in &self.pools[1..workers] {
+                    s.spawn(|| worker(pool));
+                }
+                worker(&self.pools[0]);
+            });
+        }
         if let Some(e) = failure.into_inner().ok().flatten() {
             return Err(e);
         }
