@@ -9,20 +9,20 @@ use serde::Serialize;
 
 use crate::distance::{UnitDot, dot};
 
-/// Collections up to this many live points are searched exactly. Estimate,
-/// not yet benchmarked: a 20k x 384 f32 scan reads ~30 MB, a few ms on two
-/// cores, within the 5 ms a query has beyond embedding it; below that a
-/// graph costs seconds to build for no gain.
+/// Collections up to this many live points are searched exactly. At 10k
+/// points an exact scan takes ~1.1 ms p50 on two cores (bench/README.md,
+/// `query_latency`); below this a graph costs minutes to build for no gain.
 pub const EXACT_SEARCH_MAX: usize = 20_000;
 
 /// hnsw_rs `max_nb_connection` (M). 24 is the usual choice for 384-d
-/// embeddings aiming at recall@10 >= 0.95 (recall at 100k not yet
-/// benchmarked here). Must stay <= 256 (hnsw_rs exits above that).
+/// embeddings; at 100k clustered points recall@10 is 1.0 for queries near
+/// stored points, 0.67 for random directions (bench/README.md). Must stay
+/// <= 256 (hnsw_rs exits above that).
 pub const HNSW_MAX_CONNECTIONS: usize = 24;
 
 /// hnsw_rs `ef_construction`: candidate list while inserting; 200 is the
-/// usual quality/time balance (build of 100k points in well under a minute
-/// on two cores).
+/// usual quality/time balance, but a 100k-point build measured 634 s on two
+/// loaded cores (bench/README.md): to be tuned.
 pub const HNSW_EF_CONSTRUCTION: usize = 200;
 
 /// Candidate list while searching (at least `k`). 128 trades latency for
