@@ -1,4 +1,4 @@
-//! The sentence encoder: a BERT-family model ([`crate::bert::Bert`], on candle)
+//! The sentence encoder: a BERT-family model (candle-transformers' `BertModel`)
 //! with its `tokenizer.json`, mean (or CLS) pooling and L2 normalisation.
 //!
 //! Throughput comes from three things: texts are tokenised once and sorted by
@@ -14,9 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::Config as BertConfig;
-
-use crate::bert::Bert;
+use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokenizers::Tokenizer;
@@ -124,7 +122,7 @@ impl Default for EncoderOptions {
 
 /// A loaded sentence encoder. Load once, share (`Arc`), call from any thread.
 pub struct Encoder {
-    model: Bert,
+    model: BertModel,
     tokenizer: Tokenizer,
     info: ModelInfo,
     /// One single-thread pool per worker; see the module doc.
@@ -242,11 +240,11 @@ impl Encoder {
         let device = Device::Cpu;
         // candle's loaders validate as they go but a malformed file could
         // still trip an assertion deep inside; never let that take the host down.
-        let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<Bert, String> {
+        let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<BertModel, String> {
             let tensors = candle_core::safetensors::load_buffer(&weights, &device).map_err(|e| format!("model.safetensors: {e}"))?;
             drop(weights);
             let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-            Bert::load(&vb, &config).map_err(|e| format!("model.safetensors does not fit config.json: {e}"))
+            BertModel::load(vb, &config).map_err(|e| format!("model.safetensors does not fit config.json: {e}"))
         }))
         .map_err(|_| corrupt("model.safetensors: loading panicked".to_string()))?
         .map_err(corrupt)?;
@@ -426,7 +424,8 @@ impl Encoder {
         }
         let ids_t = Tensor::from_vec(ids, (n, len), &self.device).map_err(err)?;
         let mask_t = Tensor::from_vec(mask.clone(), (n, len), &self.device).map_err(err)?;
-        let hidden = self.model.forward(&ids_t, &mask_t).map_err(err)?;
+        let types = ids_t.zeros_like().map_err(err)?;
+        let hidden = self.model.forward(&ids_t, &types, Some(&mask_t)).map_err(err)?;
         let hidden: Vec<f32> = hidden.flatten_all().and_then(|t| t.to_vec1()).map_err(err)?;
         let dim = self.info.dim;
         let mut out = Vec::with_capacity(n);

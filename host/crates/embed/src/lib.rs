@@ -23,7 +23,6 @@
 //! Depends on `code-intel-core` and `code-intel-store` only; knows nothing of
 //! the vector index, search or MCP. Never writes to stdout.
 
-pub mod bert;
 pub mod encoder;
 pub mod model;
 pub mod pipeline;
