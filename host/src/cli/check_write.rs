@@ -204,22 +204,12 @@ impl SymbolIndex for StoreIndex {
     fn definitions(&self, symbol: &str) -> Result<Vec<SymbolSite>, String> {
         let store = code_intel_store::Store::open_existing(&self.db).map_err(|e| e.to_string())?;
         let rows = store.definitions(symbol, code_intel_store::NameMatch::Exact, &[], 50).map_err(|e| e.to_string())?;
-        Ok(rows
-            .into_iter()
-            .map(|c| SymbolSite {
-                name: c.name,
-                qualified_name: c.qualified_name,
-                kind: c.kind,
-                file: c.path,
-                start_line: c.start_line,
-                end_line: c.end_line,
-            })
-            .collect())
+        Ok(rows.into_iter().map(SymbolSite::from).collect())
     }
 
     fn indexed_files(&self) -> Result<u64, String> {
         let store = code_intel_store::Store::open_existing(&self.db).map_err(|e| e.to_string())?;
-        store.indexed_files().map(|f| f.len() as u64).map_err(|e| e.to_string())
+        store.file_count().map_err(|e| e.to_string())
     }
 }
 

@@ -228,17 +228,7 @@ impl SymbolIndex for HostIndex {
             .with_store(|s| s.definitions(symbol, NameMatch::Exact, &[], DEFINITION_LOOKUP_LIMIT))
             .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())?;
-        Ok(rows
-            .into_iter()
-            .map(|c| SymbolSite {
-                name: c.name,
-                qualified_name: c.qualified_name,
-                kind: c.kind,
-                file: c.path,
-                start_line: c.start_line,
-                end_line: c.end_line,
-            })
-            .collect())
+        Ok(rows.into_iter().map(SymbolSite::from).collect())
     }
 
     fn indexed_files(&self) -> Result<u64, String> {
@@ -247,7 +237,7 @@ impl SymbolIndex for HostIndex {
             return Ok(0);
         }
         state
-            .with_store(|s| s.indexed_files().map(|f| f.len() as u64))
+            .with_store(code_intel_store::Store::file_count)
             .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())
     }

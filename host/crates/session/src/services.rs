@@ -19,6 +19,19 @@ pub struct SymbolSite {
     pub end_line: u32,
 }
 
+impl From<code_intel_store::ChunkSummary> for SymbolSite {
+    fn from(c: code_intel_store::ChunkSummary) -> Self {
+        Self {
+            name: c.name,
+            qualified_name: c.qualified_name,
+            kind: c.kind,
+            file: c.path,
+            start_line: c.start_line,
+            end_line: c.end_line,
+        }
+    }
+}
+
 /// The index of definitions, as the workflow sees it.
 pub trait SymbolIndex: Send + Sync {
     /// Definitions whose name or qualified name is `symbol` (exact match;
