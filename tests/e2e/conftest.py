@@ -191,3 +191,19 @@ def raw_server(code_intel_bin):
 
 def tool_text(result) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+
+
+async def wait_vectors_ready(client, timeout: float = 180):
+    """Waits for the background embedding pass to cover every chunk."""
+    import anyio
+
+    status = {}
+    with anyio.move_on_after(timeout):
+        while True:
+            result = await client.call_tool("index_status", {})
+            assert not result.is_error, tool_text(result)
+            status = result.structured_content or {}
+            if status.get("vector_search") == "ready":
+                break
+            await anyio.sleep(0.5)
+    assert status.get("vector_search") == "ready", status

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 
-from conftest import copy_fixture, server_params, tool_text
+from conftest import copy_fixture, server_params, tool_text, wait_vectors_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -333,20 +333,6 @@ CREATE_PRODUCTS = "database/migrations/2025_01_10_100100_create_products_table.p
 
 def linked(entry: dict) -> set[tuple[str, str]]:
     return {(f["path"], f["kind"]) for f in entry.get("linked_files", [])}
-
-
-async def wait_vectors_ready(client: Client, timeout: float = 180):
-    """Waits for the background embedding pass to cover every chunk."""
-    import anyio
-
-    status = {}
-    with anyio.move_on_after(timeout):
-        while True:
-            _, status, _ = await call(client, "index_status", {})
-            if status["vector_search"] == "ready":
-                break
-            await anyio.sleep(0.5)
-    assert status["vector_search"] == "ready", status
 
 
 async def test_results_carry_linked_files(code_intel_bin, tmp_path):

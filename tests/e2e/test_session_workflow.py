@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 
-from conftest import server_params, tool_text
+from conftest import server_params, tool_text, wait_vectors_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -48,19 +48,6 @@ async def ok(client: Client, tool: str, args: dict) -> dict:
     result, data, text = await call(client, tool, args)
     assert not result.is_error, f"{tool}: {text}"
     return data
-
-
-async def wait_vectors_ready(client: Client, timeout: float = 180):
-    import anyio
-
-    status = {}
-    with anyio.move_on_after(timeout):
-        while True:
-            status = await ok(client, "index_status", {})
-            if status["vector_search"] == "ready":
-                break
-            await anyio.sleep(0.5)
-    assert status["vector_search"] == "ready", status
 
 
 async def explore(client: Client, sid: str):
