@@ -76,6 +76,11 @@ fn go_plugin_matches_its_golden_files() {
     assert_harness_passes(&built_plugin("go"), &repo_root().join("fixtures/go"));
 }
 
+#[test]
+fn java_plugin_matches_its_golden_files() {
+    assert_harness_passes(&built_plugin("java"), &repo_root().join("fixtures/java"));
+}
+
 /// The harness really compares: a golden file that disagrees with the plugin
 /// fails the run with a diff naming the difference.
 #[test]

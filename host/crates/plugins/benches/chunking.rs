@@ -1,7 +1,7 @@
 //! Plugin host benchmarks.
 //!
-//! - `python/*`, `php/*`, `javascript/*`, `typescript/*`, `go/*`: chunking
-//!   throughput of the python, php, javascript and go plugins
+//! - `python/*`, `php/*`, `javascript/*`, `typescript/*`, `go/*`, `java/*`:
+//!   chunking throughput of the python, php, javascript, go and java plugins
 //!   on a generated corpus (`plugin`), next to native tree-sitter parsing of
 //!   the same bytes (`native_parse`) in the same run. Goal: plugin >= 0.7x
 //!   native. Both run on one thread. Before the criterion groups, each
@@ -136,11 +136,39 @@ fn go_file(i: usize) -> String {
     s
 }
 
+fn java_file(i: usize) -> String {
+    let mut s = format!("package com.acme.module{i};\n\nimport com.acme.models.Order;\nimport com.acme.models.User;\nimport java.util.List;\nimport org.slf4j.Logger;\nimport org.springframework.stereotype.Service;\n\n");
+    for c in 0..CLASSES_PER_FILE {
+        let _ = write!(
+            s,
+            "/**\n * Handles case {c} of module {i}.\n */\n@Service\nclass Service{c} extends BaseService implements HandlesOrders {{\n    private final Logger logger;\n    private final OrderRepository orders;\n    private int retries = 3;\n\n    Service{c}(Logger logger, OrderRepository orders) {{\n        this.logger = logger;\n        this.orders = orders;\n    }}\n\n"
+        );
+        for m in 0..4 {
+            let _ = write!(
+                s,
+                "    /** Total of kind {m}. */\n    public long total{m}(List<Item> items, User user) {{\n        long result = 0;\n        for (Item item : items) {{\n            if (item.getKind() == {m} && !item.isDeleted()) {{\n                result += item.getPrice() * item.getQuantity();\n            }}\n        }}\n        logger.info(\"total {m} for {{}}\", user.getId());\n        return result;\n    }}\n\n    @Transactional(readOnly = true)\n    public Order fetch{m}(long id) throws OrderNotFoundException {{\n        return orders.findById(id).orElseThrow(() -> new OrderNotFoundException(id));\n    }}\n\n"
+            );
+        }
+        s.push_str("}\n\n");
+    }
+    s
+}
+
 fn corpus(generate: fn(usize) -> String, ext: &str) -> Vec<(String, String)> {
     (0..FILES).map(|i| (format!("src/module{i}/service{i}.{ext}"), generate(i))).collect()
 }
 
+/// True when the command line names no benchmark filter, or one that the
+/// language contains (`cargo bench ... -- java` measures java and javascript).
+fn selected(language: &str) -> bool {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    filters.is_empty() || filters.iter().any(|f| language.contains(f.as_str()) || f.contains(language))
+}
+
 fn throughput(c: &mut Criterion, host: &PluginHost, language: &str, plugin: &str, files: &[(String, String)]) {
+    if !selected(language) {
+        return;
+    }
     let bytes: usize = files.iter().map(|(_, s)| s.len()).sum();
     // Sanity check outside the timing: the plugin really chunks these files.
     let sample = host.chunk_file(&files[0].0, &files[0].1);
@@ -219,7 +247,7 @@ fn benches(c: &mut Criterion) {
     let options = || HostOptions { cache_dir: Some(warm_cache.path().to_path_buf()), ..HostOptions::default() };
     let host = PluginHost::load_dirs(&dirs, options());
     let names: Vec<String> = host.plugins().map(|p| p.name.clone()).collect();
-    for needed in ["python", "php", "javascript", "go"] {
+    for needed in ["python", "php", "javascript", "go", "java"] {
         if !names.iter().any(|n| n == needed) {
             eprintln!("SKIPPED: plugin `{needed}` not found in {} (found: {names:?})", dir.display());
             return;
@@ -231,6 +259,7 @@ fn benches(c: &mut Criterion) {
     throughput(c, &host, "javascript", "javascript", &corpus(javascript_file, "jsx"));
     throughput(c, &host, "typescript", "javascript", &corpus(typescript_file, "ts"));
     throughput(c, &host, "go", "go", &corpus(go_file, "go"));
+    throughput(c, &host, "java", "java", &corpus(java_file, "java"));
 
     let mut group = c.benchmark_group("load");
     group.sample_size(10);
