@@ -62,7 +62,9 @@ pub fn run(args: &PluginArgs) -> ExitCode {
 
 fn list(args: &ListArgs) -> ExitCode {
     let repo = args.repo.clone().or_else(|| std::env::current_dir().ok());
-    let options = HostOptions::default();
+    // Every plugin is loaded in full (not described from the cache), so the
+    // list says what actually loads and what is rejected, and why.
+    let options = HostOptions { lazy: false, ..HostOptions::default() };
     let host = PluginHost::discover(repo.as_deref(), options.clone());
     if args.json {
         let value = serde_json::json!({
@@ -131,7 +133,8 @@ fn test(args: &TestArgs) -> ExitCode {
         eprintln!("error: {} is not a directory; give the fixture directory to test against", args.dir.display());
         return ExitCode::FAILURE;
     }
-    let host = PluginHost::load_files(&[(args.plugin.clone(), SourceKind::Explicit)], HostOptions::default());
+    let options = HostOptions { lazy: false, ..HostOptions::default() };
+    let host = PluginHost::load_files(&[(args.plugin.clone(), SourceKind::Explicit)], options);
     if let Some(r) = host.rejections().first() {
         eprintln!("error: {} cannot be loaded: {}", args.plugin.display(), r.reason);
         return ExitCode::FAILURE;

@@ -2,7 +2,7 @@
 //! them, containing every failure.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use code_intel_core::chunk::{FALLBACK_CHUNKER, line_chunks};
@@ -28,11 +28,16 @@ pub struct HostOptions {
     pub limits: Limits,
     /// Compiled-component cache directory; `None` compiles at every start.
     pub cache_dir: Option<PathBuf>,
+    /// Describe plugins from the cache at start and load a plugin's code
+    /// only when a file first needs it (see [`PluginHost::load_files`]).
+    /// `false` loads and instantiates every plugin at start, as `plugin list`
+    /// does to report on each one.
+    pub lazy: bool,
 }
 
 impl Default for HostOptions {
     fn default() -> Self {
-        Self { limits: Limits::default(), cache_dir: cache::default_cache_dir() }
+        Self { limits: Limits::default(), cache_dir: cache::default_cache_dir(), lazy: true }
     }
 }
 
@@ -49,9 +54,16 @@ pub struct PluginSummary {
     pub wit_version: String,
     pub path: PathBuf,
     pub source: SourceKind,
-    /// True when the compiled code came from the cache (no compilation).
+    /// True when nothing was compiled at start: the compiled code came from
+    /// the cache or, for a deferred plugin, its description did.
     pub from_cache: bool,
-    /// Time to load: read, compile or fetch from cache, instantiate, `info`.
+    /// True when the plugin was described from the cache and its code is
+    /// loaded only when a file first needs it ([`PluginHost::is_loaded`]
+    /// tells whether that happened).
+    pub deferred: bool,
+    /// Time to load at start: read and hash the file, then either read the
+    /// cached description (deferred) or compile or fetch the code from the
+    /// cache, instantiate and call `info`.
     pub load_ms: f64,
 }
 
@@ -94,10 +106,26 @@ struct Live {
     bindings: Bindings,
 }
 
+/// A plugin's code, ready to instantiate.
+struct Code {
+    pre: Pre,
+}
+
+/// What a deferred plugin needs to load its code: the component as read at
+/// start (its hash is the cache key the description was found under).
+struct Deferred {
+    wasm: Vec<u8>,
+    key: cache::Key,
+}
+
 struct Plugin {
     summary: PluginSummary,
     globs: GlobSet,
-    pre: Pre,
+    /// Set at start (eager load) or on first use (deferred): the code, or why
+    /// it could not be loaded. Initialised once per process, whichever thread
+    /// gets there first; the others wait for it.
+    code: OnceLock<Result<Code, String>>,
+    deferred: Mutex<Option<Deferred>>,
     idle: Mutex<Vec<Live>>,
 }
 
@@ -167,9 +195,11 @@ impl PluginHost {
         host.engine = Some(engine);
         let mut loaded: Vec<Plugin> = Vec::new();
         let results = load_all(engine, files, &host.options);
+        let mut wrote = false;
         for ((path, source), result) in files.iter().zip(results) {
             match result {
-                Ok(plugin) => {
+                Ok((plugin, wrote_entry)) => {
+                    wrote |= wrote_entry;
                     if let Some(i) = loaded.iter().position(|p| p.summary.name == plugin.summary.name) {
                         let old = loaded.remove(i);
                         host.rejections.push(Rejection {
@@ -193,7 +223,22 @@ impl PluginHost {
         }
         loaded.sort_by(|a, b| b.summary.priority.cmp(&a.summary.priority).then_with(|| a.summary.name.cmp(&b.summary.name)));
         host.plugins = loaded;
+        // Entries go stale when plugins change, which is when something was
+        // compiled; otherwise the cache is looked over once a day.
+        if let Some(dir) = &host.options.cache_dir
+            && (wrote || cache::prune_due(dir))
+        {
+            let report = cache::prune(dir, &cache::engine_hash(engine));
+            tracing::debug!(dir = %dir.display(), removed = report.removed.len(), kept = report.kept, "compiled-plugin cache pruned");
+        }
         host
+    }
+
+    /// True when the code of the plugin named `plugin` is loaded in this
+    /// process (at start, or by a file that needed it since).
+    #[must_use]
+    pub fn is_loaded(&self, plugin: &str) -> bool {
+        self.plugins.iter().any(|p| p.summary.name == plugin && matches!(p.code.get(), Some(Ok(_))))
     }
 
     /// The loaded plugins, in the order they are tried.
@@ -244,16 +289,66 @@ impl PluginHost {
         }
     }
 
+    /// The plugin's code, loading it on first use (deferred plugins).
+    fn code<'p>(&self, plugin: &'p Plugin) -> Result<&'p Code, ChunkFailure> {
+        plugin
+            .code
+            .get_or_init(|| self.load_deferred(plugin))
+            .as_ref()
+            .map_err(|reason| failure(plugin, FailureKind::Trap, format!("could not be loaded: {reason}")))
+    }
+
+    /// Loads a deferred plugin's code (compiled code from the cache, else
+    /// compiled), instantiates it and checks that `info()` still says what
+    /// the cached description said. The instance is kept for the first call.
+    /// On any failure the description is removed from the cache, so the next
+    /// start loads the plugin in full and reports what is wrong with it.
+    fn load_deferred(&self, plugin: &Plugin) -> Result<Code, String> {
+        let started = Instant::now();
+        let deferred = plugin.deferred.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let Some(Deferred { wasm, key }) = deferred else { return Err("the component is not available".into()) };
+        let engine = self.engine.ok_or("no WebAssembly engine")?;
+        let dir = self.options.cache_dir.as_deref();
+        let result = (|| {
+            let loaded = cache::load(engine, &wasm, &key, dir)?;
+            let pre = wit::prepare(engine, &loaded.component)?;
+            let limits = self.options.limits;
+            let mut live = instantiate(engine, &pre, &limits).map_err(|e| format!("instantiation failed: {}", first_line(&e)))?;
+            sandbox::arm_deadline(&mut live.store, &limits);
+            let info = live.bindings.info(&mut live.store).map_err(|e| format!("info() failed: {}", first_line(&e)))?;
+            let s = &plugin.summary;
+            let same = pre.version() == s.wit_version
+                && info.name == s.name
+                && info.version == s.version
+                && info.description == s.description
+                && info.languages == s.languages
+                && info.file_patterns == s.file_patterns
+                && info.priority == s.priority;
+            if !same {
+                return Err("the component no longer matches its cached description; it is loaded afresh at the next start".to_string());
+            }
+            plugin.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(live);
+            tracing::debug!(plugin = %s.name, from_cache = loaded.from_cache, load_ms = started.elapsed().as_secs_f64() * 1000.0, "deferred plugin loaded");
+            Ok(Code { pre })
+        })();
+        if let (Err(reason), Some(dir)) = (&result, dir) {
+            tracing::warn!(plugin = %plugin.summary.name, %reason, "deferred plugin could not be loaded");
+            cache::forget_info(dir, &key);
+        }
+        result
+    }
+
     /// One call into the plugin with an instance from its pool. An instance
     /// that trapped is discarded; the next call gets a fresh one.
     fn call(&self, plugin: &Plugin, path: &str, content: &str) -> Result<RawOutcome, ChunkFailure> {
         let limits = self.options.limits;
+        let code = self.code(plugin)?;
         let idle = plugin.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
         let mut live = match idle {
             Some(live) => live,
             None => {
                 let engine = self.engine.ok_or_else(|| failure(plugin, FailureKind::Trap, "no engine".into()))?;
-                instantiate(engine, &plugin.pre, &limits)
+                instantiate(engine, &code.pre, &limits)
                     .map_err(|e| classify(plugin, &e, None, &limits))?
             }
         };
@@ -341,16 +436,20 @@ fn instantiate(engine: &Engine, pre: &Pre, limits: &Limits) -> wasmtime::Result<
     Ok(Live { store, bindings })
 }
 
+/// A loaded plugin and whether loading it wrote a compiled-code entry, or
+/// the plugin's name (when it got that far) and why it was rejected.
+type LoadResult = Result<(Plugin, bool), (Option<String>, String)>;
+
 /// Loads `files` on up to one thread per core (deserializing and
 /// instantiating is CPU work; compiling on a cold cache even more so). The
 /// results are in the order of `files`.
-fn load_all(engine: &'static Engine, files: &[(PathBuf, SourceKind)], options: &HostOptions) -> Vec<Result<Plugin, (Option<String>, String)>> {
+fn load_all(engine: &'static Engine, files: &[(PathBuf, SourceKind)], options: &HostOptions) -> Vec<LoadResult> {
     let workers = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(files.len());
     if workers <= 1 {
         return files.iter().map(|(path, source)| load_plugin(engine, path, *source, options)).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<Result<Plugin, (Option<String>, String)>>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Mutex<Option<LoadResult>>> = files.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
@@ -374,10 +473,38 @@ fn load_all(engine: &'static Engine, files: &[(PathBuf, SourceKind)], options: &
         .collect()
 }
 
-/// Loads one plugin file: component (cached), version check, instance, `info`.
-fn load_plugin(engine: &'static Engine, path: &Path, source: SourceKind, options: &HostOptions) -> Result<Plugin, (Option<String>, String)> {
+/// Loads one plugin file. Lazy hosts first look for the plugin's cached
+/// description: when there is one, the plugin is described from it and its
+/// code is left for the first file that needs it. Otherwise: component
+/// (compiled code cached), version check, instance, `info`, and the
+/// description is cached for the next start.
+fn load_plugin(engine: &'static Engine, path: &Path, source: SourceKind, options: &HostOptions) -> LoadResult {
     let started = Instant::now();
-    let loaded = cache::load(engine, path, options.cache_dir.as_deref()).map_err(|e| (None, e))?;
+    let file = cache::read_component(path).map_err(|e| (None, e))?;
+    let key = cache::Key::new(engine, &file.bytes);
+    let dir = options.cache_dir.as_deref();
+    if options.lazy
+        && let Some(dir) = dir
+        && let Some(cached) = cache::read_info(dir, &key, path, &file)
+    {
+        let info = cached.plugin_info();
+        // Only descriptions that passed this check are cached; a failure
+        // here means the entry is not to be trusted: load in full instead.
+        if let Ok(globs) = check_info(&info) {
+            let summary = summary(info, cached.wit_version.clone(), path, source, true, true, started);
+            tracing::debug!(plugin = %summary.name, path = %path.display(), load_ms = summary.load_ms, "plugin described from the cache");
+            let plugin = Plugin {
+                summary,
+                globs,
+                code: OnceLock::new(),
+                deferred: Mutex::new(Some(Deferred { wasm: file.bytes, key })),
+                idle: Mutex::new(Vec::new()),
+            };
+            return Ok((plugin, false));
+        }
+        cache::forget_info(dir, &key);
+    }
+    let loaded = cache::load(engine, &file.bytes, &key, dir).map_err(|e| (None, e))?;
     let pre = wit::prepare(engine, &loaded.component).map_err(|e| (None, e))?;
     let limits = options.limits;
     let mut live = instantiate(engine, &pre, &limits).map_err(|e| (None, format!("instantiation failed: {}", first_line(&e))))?;
@@ -395,21 +522,36 @@ fn load_plugin(engine: &'static Engine, path: &Path, source: SourceKind, options
         }
     };
     let globs = check_info(&info).map_err(|e| (Some(info.name.clone()), e))?;
-    let summary = PluginSummary {
+    if let Some(dir) = dir {
+        cache::write_info(dir, &key, &cache::CachedInfo::new(&key, &info, pre.version(), path, &file));
+    }
+    let summary = summary(info, pre.version().to_string(), path, source, loaded.from_cache, false, started);
+    tracing::debug!(plugin = %summary.name, path = %path.display(), from_cache = summary.from_cache, load_ms = summary.load_ms, "plugin loaded");
+    let plugin = Plugin {
+        summary,
+        globs,
+        code: OnceLock::from(Ok(Code { pre })),
+        deferred: Mutex::new(None),
+        idle: Mutex::new(vec![live]),
+    };
+    Ok((plugin, loaded.wrote))
+}
+
+fn summary(info: PluginInfo, wit_version: String, path: &Path, source: SourceKind, from_cache: bool, deferred: bool, started: Instant) -> PluginSummary {
+    PluginSummary {
         name: info.name,
         version: info.version,
         description: info.description,
         languages: info.languages,
         file_patterns: info.file_patterns,
         priority: info.priority,
-        wit_version: pre.version().to_string(),
+        wit_version,
         path: path.to_path_buf(),
         source,
-        from_cache: loaded.from_cache,
+        from_cache,
+        deferred,
         load_ms: started.elapsed().as_secs_f64() * 1000.0,
-    };
-    tracing::debug!(plugin = %summary.name, path = %path.display(), from_cache = summary.from_cache, load_ms = summary.load_ms, "plugin loaded");
-    Ok(Plugin { summary, globs, pre, idle: Mutex::new(vec![live]) })
+    }
 }
 
 /// Checks what a plugin says about itself and compiles its file patterns.

@@ -16,7 +16,9 @@
 //! Modules, one job each:
 //! - [`syntax`]: the native tree-sitter service (also the WIT `syntax` import).
 //! - [`discovery`]: the plugin search path.
-//! - `cache`: compiled components on disk, keyed by wasm hash and engine.
+//! - `cache`: compiled components and plugin descriptions on disk, keyed by
+//!   wasm hash and engine (a start describes plugins from it and loads a
+//!   plugin's code on first use), and the pruning of stale entries.
 //! - `wit`: one module per supported contract version (`since_v0_1_0`).
 //! - [`sandbox`]: engine, epoch deadlines, memory limits, the empty WASI context.
 //! - `validate`: plugin output checked against the contract.

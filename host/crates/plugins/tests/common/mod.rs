@@ -32,7 +32,7 @@ pub fn quick_limits() -> Limits {
 /// A host with exactly these test plugins, its own empty cache directory.
 pub fn host_with(names: &[&str], cache: &Path) -> PluginHost {
     let files: Vec<_> = names.iter().map(|n| (test_plugin(n), SourceKind::Explicit)).collect();
-    let host = PluginHost::load_files(&files, HostOptions { limits: quick_limits(), cache_dir: Some(cache.to_path_buf()) });
+    let host = PluginHost::load_files(&files, HostOptions { limits: quick_limits(), cache_dir: Some(cache.to_path_buf()), lazy: true });
     assert!(host.rejections().is_empty(), "unexpected rejections: {:?}", host.rejections());
     host
 }
