@@ -21,15 +21,16 @@
 //! references resolved through the file's imports and top-level definitions
 //! to dotted paths.
 //!
-//! Parsing is the host's (`syntax` import); this crate is queries plus
-//! post-processing and must not bundle a parser.
+//! Parsing is the host's (`syntax` import): the plugin asks for the tree's
+//! named nodes once ([`Tree::nodes`]) and matches the structure it needs on
+//! that table; it must not bundle a parser.
 
 use std::collections::{BTreeSet, HashMap};
 
 use code_intel_plugin_sdk::text::{elide, python_docstring, split_top_level};
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, MatchSet, Plugin, PluginError, PluginInfo, SourceFile, Span,
-    SpanSet, Tree, export_plugin, parse,
+    ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, NodeRef, NodeTable, Plugin, PluginError, PluginInfo,
+    SourceFile, Span, SpanSet, Tree, export_plugin, parse,
 };
 use serde_json::{Value, json};
 
@@ -39,53 +40,6 @@ pub struct Python;
 /// Priority among plugins matching `*.py`: a general language strategy,
 /// below framework-specific ones (which use higher numbers).
 const PRIORITY: i32 = 10;
-
-/// Everything the plugin asks the host, in one query so that the tree is
-/// walked once (several queries cost a walk each). Capture names tell the
-/// patterns apart.
-const QUERY: &str = r#"
-; Definitions: @def is a function_definition or a class_definition.
-(function_definition
-  name: (identifier) @name
-  parameters: (parameters) @params
-  return_type: (type)? @ret
-  body: (block) @body) @def
-(class_definition
-  name: (identifier) @name
-  superclasses: (argument_list)? @bases
-  body: (block) @body) @def
-
-; Decorators with the definition they wrap; docstrings (the first statement
-; of a body or of the module, when it is a string); class attributes;
-; module-level assignments.
-(decorated_definition (decorator) @decorator definition: (_) @decorator_of)
-(function_definition body: (block . (expression_statement (string) @doc))) @documented
-(class_definition body: (block . (expression_statement (string) @doc))) @documented
-(module . (expression_statement (string) @module_doc))
-(class_definition body: (block (expression_statement (assignment left: (identifier) @field)))) @owner
-(module (expression_statement (assignment left: (identifier) @variable)))
-
-; Imports: one match per bound name; @import is the statement.
-(import_statement name: (dotted_name) @import.module) @import
-(import_statement name: (aliased_import name: (dotted_name) @import.module alias: (identifier) @import.alias)) @import
-(import_from_statement module_name: (_) @import.from name: (dotted_name) @import.name) @import
-(import_from_statement module_name: (_) @import.from name: (aliased_import name: (dotted_name) @import.name alias: (identifier) @import.alias)) @import
-(import_from_statement module_name: (_) @import.from (wildcard_import)) @import
-(future_import_statement) @import.future
-
-; Identifier uses. Not every identifier (that would be most of the file, and
-; mostly locals): callees, class-like names, roots of attribute chains
-; (modules, module-level objects), decorators and arguments. Uppercase
-; assignment targets are definitions, not uses.
-(call function: (identifier) @callee)
-(call function: (attribute attribute: (identifier) @callee))
-((identifier) @id (#match? @id "^[A-Z]"))
-(attribute object: (identifier) @id)
-(decorator (identifier) @id)
-(argument_list (identifier) @id)
-(keyword_argument value: (identifier) @id)
-(assignment left: (identifier) @binding (#match? @binding "^[A-Z]"))
-"#;
 
 /// Builtins left out of `references`: calling `len` or raising `ValueError`
 /// says nothing about how a codebase's own symbols relate.
@@ -212,103 +166,268 @@ struct Imports {
     listed: Vec<String>,
 }
 
-fn collect_imports(matches: &MatchSet<'_>, path: &str, module: &str, defs: &[Def]) -> Imports {
+/// Kind and field ids of the node table the plugin looks at; `None` for a
+/// kind the file does not contain.
+struct Kinds {
+    module: Option<KindId>,
+    function: Option<KindId>,
+    class: Option<KindId>,
+    decorated: Option<KindId>,
+    decorator: Option<KindId>,
+    block: Option<KindId>,
+    expression_statement: Option<KindId>,
+    string: Option<KindId>,
+    assignment: Option<KindId>,
+    identifier: Option<KindId>,
+    dotted_name: Option<KindId>,
+    aliased_import: Option<KindId>,
+    wildcard_import: Option<KindId>,
+    import: Option<KindId>,
+    import_from: Option<KindId>,
+    future_import: Option<KindId>,
+    call: Option<KindId>,
+    attribute: Option<KindId>,
+    argument_list: Option<KindId>,
+    keyword_argument: Option<KindId>,
+    name: Option<FieldId>,
+    body: Option<FieldId>,
+    parameters: Option<FieldId>,
+    return_type: Option<FieldId>,
+    superclasses: Option<FieldId>,
+    definition: Option<FieldId>,
+    left: Option<FieldId>,
+    module_name: Option<FieldId>,
+    alias: Option<FieldId>,
+    function_field: Option<FieldId>,
+    attribute_field: Option<FieldId>,
+    object: Option<FieldId>,
+    value: Option<FieldId>,
+}
+
+impl Kinds {
+    fn of(nodes: &NodeTable<'_>) -> Self {
+        Self {
+            module: nodes.kind_id("module"),
+            function: nodes.kind_id("function_definition"),
+            class: nodes.kind_id("class_definition"),
+            decorated: nodes.kind_id("decorated_definition"),
+            decorator: nodes.kind_id("decorator"),
+            block: nodes.kind_id("block"),
+            expression_statement: nodes.kind_id("expression_statement"),
+            string: nodes.kind_id("string"),
+            assignment: nodes.kind_id("assignment"),
+            identifier: nodes.kind_id("identifier"),
+            dotted_name: nodes.kind_id("dotted_name"),
+            aliased_import: nodes.kind_id("aliased_import"),
+            wildcard_import: nodes.kind_id("wildcard_import"),
+            import: nodes.kind_id("import_statement"),
+            import_from: nodes.kind_id("import_from_statement"),
+            future_import: nodes.kind_id("future_import_statement"),
+            call: nodes.kind_id("call"),
+            attribute: nodes.kind_id("attribute"),
+            argument_list: nodes.kind_id("argument_list"),
+            keyword_argument: nodes.kind_id("keyword_argument"),
+            name: nodes.field_id("name"),
+            body: nodes.field_id("body"),
+            parameters: nodes.field_id("parameters"),
+            return_type: nodes.field_id("return_type"),
+            superclasses: nodes.field_id("superclasses"),
+            definition: nodes.field_id("definition"),
+            left: nodes.field_id("left"),
+            module_name: nodes.field_id("module_name"),
+            alias: nodes.field_id("alias"),
+            function_field: nodes.field_id("function"),
+            attribute_field: nodes.field_id("attribute"),
+            object: nodes.field_id("object"),
+            value: nodes.field_id("value"),
+        }
+    }
+
+}
+
+/// The child of `node` filling `field`.
+fn child(node: NodeRef<'_>, field: Option<FieldId>) -> Option<NodeRef<'_>> {
+    node.child_by(field?)
+}
+
+/// The nodes the plugin works on, sorted out in one pass over the table.
+struct Scan<'a> {
+    module: Option<NodeRef<'a>>,
+    /// Function and class definitions, in document order.
+    defs: Vec<NodeRef<'a>>,
+    /// `import` and `from ... import` statements.
+    imports: Vec<NodeRef<'a>>,
+    /// Every import statement's span, `from __future__` ones included.
+    import_spans: Vec<Span>,
+    identifiers: Vec<NodeRef<'a>>,
+}
+
+impl<'a> Scan<'a> {
+    fn of(nodes: &'a NodeTable<'a>, k: &Kinds) -> Self {
+        let mut scan = Scan { module: None, defs: Vec::new(), imports: Vec::new(), import_spans: Vec::new(), identifiers: Vec::new() };
+        for node in nodes.iter() {
+            let kind = Some(node.kind_id());
+            if kind == k.identifier {
+                scan.identifiers.push(node);
+            } else if kind == k.function || kind == k.class {
+                scan.defs.push(node);
+            } else if kind == k.import || kind == k.import_from {
+                scan.imports.push(node);
+                scan.import_spans.push(Span::of(node));
+            } else if kind == k.future_import {
+                scan.import_spans.push(Span::of(node));
+            } else if kind == k.module && scan.module.is_none() {
+                scan.module = Some(node);
+            }
+        }
+        scan
+    }
+}
+
+/// The string of a docstring statement: `node` is a body (or the module)
+/// whose first child is an expression statement holding a string.
+fn docstring_of<'a>(node: NodeRef<'a>, k: &Kinds) -> Option<NodeRef<'a>> {
+    let first = node.children().next().filter(|c| c.is(k.expression_statement))?;
+    first.children().find(|c| c.is(k.string))
+}
+
+/// Names assigned by the expression statements among `node`'s children
+/// (`name = ...`, `name: T = ...`).
+fn assigned_names<'a>(node: NodeRef<'a>, k: &'a Kinds) -> impl Iterator<Item = &'a str> + 'a {
+    node.children()
+        .filter(|s| s.is(k.expression_statement))
+        .flat_map(move |s| s.children().filter(|a| a.is(k.assignment)))
+        .filter_map(move |a| child(a, k.left).filter(|l| l.is(k.identifier)))
+        .map(|l| l.text())
+}
+
+fn collect_imports(scan: &Scan<'_>, k: &Kinds, path: &str, module: &str, defs: &[Def]) -> Imports {
     let package = package_of(path, module);
     let mut bindings = HashMap::new();
     let mut listed = Vec::new();
-    for m in matches {
-        let Some(statement) = m.get("import") else { continue };
-        let top_level = !defs.iter().any(|d| d.node.contains_byte(statement.start_byte));
-        let alias = m.text("import.alias");
-        let entry = if let Some(dotted) = m.text("import.module") {
-            let local = alias.map_or_else(|| dotted.split('.').next().unwrap_or(dotted).to_string(), str::to_string);
-            let target = if alias.is_some() { dotted.to_string() } else { local.clone() };
-            bindings.insert(local, target);
-            alias.map_or_else(|| dotted.to_string(), |a| format!("{dotted} as {a}"))
-        } else if let Some(from) = m.text("import.from") {
-            let from = resolve_relative(from, &package);
-            match m.text("import.name") {
-                Some(name) => {
-                    let target = join(&from, name);
-                    bindings.insert(alias.unwrap_or(name).to_string(), target.clone());
+    for &statement in &scan.imports {
+        let top_level = !defs.iter().any(|d| d.node.contains_byte(statement.start_byte()));
+        let from = statement
+            .is(k.import_from)
+            .then(|| child(statement, k.module_name))
+            .flatten()
+            .map(|m| resolve_relative(m.text(), &package));
+        if statement.is(k.import_from) && from.is_none() {
+            continue;
+        }
+        let mut entries: Vec<String> = Vec::new();
+        for bound in statement.children() {
+            let is_name = bound.field_id() == k.name;
+            let (dotted, alias) = if is_name && bound.is(k.dotted_name) {
+                (bound.text(), None)
+            } else if is_name && bound.is(k.aliased_import) {
+                let (Some(dotted), Some(alias)) = (
+                    child(bound, k.name).filter(|n| n.is(k.dotted_name)),
+                    child(bound, k.alias).filter(|n| n.is(k.identifier)),
+                ) else {
+                    continue;
+                };
+                (dotted.text(), Some(alias.text()))
+            } else if bound.is(k.wildcard_import) {
+                if let Some(from) = &from {
+                    entries.push(join(from, "*"));
+                }
+                continue;
+            } else {
+                continue;
+            };
+            let entry = match &from {
+                None => {
+                    let local = alias.map_or_else(|| dotted.split('.').next().unwrap_or(dotted).to_string(), str::to_string);
+                    let target = if alias.is_some() { dotted.to_string() } else { local.clone() };
+                    bindings.insert(local, target);
+                    alias.map_or_else(|| dotted.to_string(), |a| format!("{dotted} as {a}"))
+                }
+                Some(from) => {
+                    let target = join(from, dotted);
+                    bindings.insert(alias.unwrap_or(dotted).to_string(), target.clone());
                     alias.map_or(target.clone(), |a| format!("{target} as {a}"))
                 }
-                None => join(&from, "*"),
+            };
+            entries.push(entry);
+        }
+        if top_level {
+            for entry in entries {
+                if !listed.contains(&entry) {
+                    listed.push(entry);
+                }
             }
-        } else {
-            continue;
-        };
-        if top_level && !listed.contains(&entry) {
-            listed.push(entry);
         }
     }
     Imports { bindings, listed }
 }
 
 /// The file's definitions, nested and annotated.
-fn collect_defs(matches: &MatchSet<'_>) -> Defs {
+fn collect_defs(scan: &Scan<'_>, k: &Kinds) -> Defs {
     let mut defs = Vec::new();
-    for m in matches {
-        let (Some(node), Some(name), Some(body)) = (m.get("def"), m.get("name"), m.get("body")) else { continue };
-        let kind = if node.kind == "class_definition" { DefKind::Class } else { DefKind::Function };
-        let header_end = match kind {
-            DefKind::Function => m.get("ret").or_else(|| m.get("params")).map_or(name.end_byte, |c| c.end_byte),
-            DefKind::Class => m.get("bases").map_or(name.end_byte, |c| c.end_byte),
+    let mut module_doc = None;
+    let mut variables: Vec<String> = Vec::new();
+    if let Some(module) = scan.module {
+        module_doc = docstring_of(module, k).map(|doc| python_docstring(doc.text()));
+        for variable in assigned_names(module, k) {
+            if !variables.iter().any(|v| v == variable) {
+                variables.push(variable.to_string());
+            }
+        }
+    }
+    for &node in &scan.defs {
+        let kind = if node.is(k.class) { DefKind::Class } else { DefKind::Function };
+        let Some(name) = child(node, k.name).filter(|n| n.is(k.identifier)) else { continue };
+        let Some(body) = child(node, k.body).filter(|n| n.is(k.block)) else { continue };
+        let (header_end, bases) = match kind {
+            DefKind::Function => {
+                let Some(params) = child(node, k.parameters) else { continue };
+                (child(node, k.return_type).unwrap_or(params).end_byte(), None)
+            }
+            DefKind::Class => {
+                let bases = child(node, k.superclasses).filter(|b| b.is(k.argument_list));
+                (
+                    bases.map_or(name.end_byte(), |b| b.end_byte()),
+                    bases.map(|b| b.text().trim_start_matches('(').trim_end_matches(')').to_string()),
+                )
+            }
         };
-        let bases = m.text("bases").map(|b| b.trim_start_matches('(').trim_end_matches(')').to_string());
+        // Decorators wrap the definition in a decorated_definition.
+        let mut outer = Span::of(node);
+        let mut decorators = Vec::new();
+        if let Some(wrapper) = node.parent().filter(|p| p.is(k.decorated) && node.field_id() == k.definition) {
+            for d in wrapper.children().filter(|d| d.is(k.decorator)) {
+                decorators.push(decorator_name(d.text()));
+                outer = outer.join(Span::of(d));
+            }
+        }
+        let mut fields = Vec::new();
+        if kind == DefKind::Class {
+            for field in assigned_names(body, k) {
+                if !fields.iter().any(|f| f == field) {
+                    fields.push(field.to_string());
+                }
+            }
+        }
         defs.push(Def {
             kind,
-            name: name.text.to_string(),
+            name: name.text().to_string(),
             node: Span::of(node),
-            outer: Span::of(node),
-            name_start: name.start_byte,
+            outer,
+            name_start: name.start_byte(),
             header_end,
             body: Span::of(body),
             bases,
-            decorators: Vec::new(),
-            docstring: None,
-            fields: Vec::new(),
+            decorators,
+            docstring: docstring_of(body, k).map(|doc| python_docstring(doc.text())),
+            fields,
             parent: None,
             chunked: true,
             path: String::new(),
         });
     }
-    defs.sort_by_key(|d| (d.node.start_byte, std::cmp::Reverse(d.node.end_byte)));
-
-    // Decorators, docstrings and class attributes, matched to their definition.
-    // Definition start -> the span of its decorators, and their names.
-    let mut decorated: HashMap<u32, Span> = HashMap::new();
-    let mut decorators: HashMap<u32, Vec<String>> = HashMap::new();
-    let by_start: HashMap<u32, usize> = defs.iter().enumerate().map(|(i, d)| (d.node.start_byte, i)).collect();
-    let mut module_doc = None;
-    let mut variables: Vec<String> = Vec::new();
-    for m in matches {
-        if let (Some(d), Some(of)) = (m.get("decorator"), m.get("decorator_of")) {
-            decorators.entry(of.start_byte).or_default().push(decorator_name(d.text));
-            let wrapper = decorated.entry(of.start_byte).or_insert_with(|| Span::of(d));
-            *wrapper = wrapper.join(Span::of(d));
-        } else if let (Some(owner), Some(doc)) = (m.get("documented"), m.get("doc")) {
-            if let Some(&i) = by_start.get(&owner.start_byte) {
-                defs[i].docstring = Some(python_docstring(doc.text));
-            }
-        } else if let (Some(owner), Some(field)) = (m.get("owner"), m.get("field")) {
-            if let Some(&i) = by_start.get(&owner.start_byte)
-                && !defs[i].fields.iter().any(|f| f == field.text) {
-                    defs[i].fields.push(field.text.to_string());
-                }
-        } else if let Some(doc) = m.get("module_doc") {
-            module_doc = Some(python_docstring(doc.text));
-        } else if let Some(variable) = m.get("variable")
-            && !variables.iter().any(|v| v == variable.text) {
-                variables.push(variable.text.to_string());
-            }
-    }
-    for def in &mut defs {
-        if let Some(wrapper) = decorated.get(&def.node.start_byte) {
-            def.outer = def.outer.join(*wrapper);
-            def.decorators = decorators.remove(&def.node.start_byte).unwrap_or_default();
-        }
-    }
+    // The table is in document order, so definitions already are; an
+    // enclosing definition comes before the ones it contains.
 
     // Nesting: the innermost enclosing definition of each.
     let mut stack: Vec<usize> = Vec::new();
@@ -341,37 +460,57 @@ struct Defs {
 
 /// Identifier uses per chunk: index of the chunked definition (or `None` for
 /// the module) -> identifiers.
-struct Uses {
-    per_def: HashMap<Option<usize>, BTreeSet<String>>,
+struct Uses<'s> {
+    /// Index `0` is the module, `i + 1` definition `i`.
+    per_def: Vec<BTreeSet<&'s str>>,
 }
 
-fn collect_uses(matches: &MatchSet<'_>, defs: &[Def], module_names: &BTreeSet<String>, imports: &Imports) -> Uses {
-    let mut ids: Vec<(u32, &str)> = Vec::new();
-    let mut bindings: BTreeSet<u32> = BTreeSet::new();
-    let mut callee_at: BTreeSet<u32> = BTreeSet::new();
-    let mut imports_at: Vec<Span> = Vec::new();
-    for m in matches {
-        for c in m.captures() {
-            match c.name {
-                "id" => ids.push((c.start_byte, c.text)),
-                "callee" => {
-                    callee_at.insert(c.start_byte);
-                    ids.push((c.start_byte, c.text));
-                }
-                "binding" => {
-                    bindings.insert(c.start_byte);
-                }
-                "import" | "import.future" => imports_at.push(Span::of(c)),
-                _ => {}
-            }
-        }
+impl<'s> Uses<'s> {
+    fn of(&self, def: Option<usize>) -> &BTreeSet<&'s str> {
+        &self.per_def[def.map_or(0, |i| i + 1)]
     }
+}
+
+/// How an identifier is used, from where it sits in the tree.
+struct IdentifierUse {
+    /// Called: `f(...)` or `x.f(...)`.
+    callee: bool,
+    /// A use that can name a module-level object: capitalised, an attribute
+    /// chain's root, a decorator, an argument or a keyword argument's value.
+    value: bool,
+    /// A capitalised assignment target: a definition, not a use.
+    binding: bool,
+}
+
+fn identifier_use(id: NodeRef<'_>, k: &Kinds) -> IdentifierUse {
+    let capitalised = id.text().starts_with(|c: char| c.is_ascii_uppercase());
+    let parent = id.parent();
+    let field = id.field_id();
+    let in_parent = |kind: Option<KindId>, expected: Option<FieldId>| {
+        field.is_some() && field == expected && parent.is_some_and(|p| p.is(kind))
+    };
+    let callee = in_parent(k.call, k.function_field)
+        || (in_parent(k.attribute, k.attribute_field)
+            && parent.is_some_and(|a| a.field_id() == k.function_field && a.parent().is_some_and(|c| c.is(k.call))));
+    let value = capitalised
+        || in_parent(k.attribute, k.object)
+        || parent.is_some_and(|p| p.is(k.decorator) || p.is(k.argument_list))
+        || in_parent(k.keyword_argument, k.value);
+    IdentifierUse { callee, value, binding: capitalised && in_parent(k.assignment, k.left) }
+}
+
+fn collect_uses<'s>(scan: &Scan<'s>, k: &Kinds, defs: &[Def], module_names: &BTreeSet<String>, imports: &Imports) -> Uses<'s> {
     let names: BTreeSet<u32> = defs.iter().map(|d| d.name_start).collect();
-    let imports_at = SpanSet::new(imports_at);
+    let imports_at = SpanSet::new(scan.import_spans.iter().copied());
     let chunked: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].chunked).collect();
-    let mut per_def: HashMap<Option<usize>, BTreeSet<String>> = HashMap::new();
-    for (at, text) in ids {
-        if names.contains(&at) || bindings.contains(&at) || BUILTINS.contains(&text) || imports_at.contains_byte(at) {
+    let mut per_def: Vec<BTreeSet<&'s str>> = vec![BTreeSet::new(); defs.len() + 1];
+    for &id in &scan.identifiers {
+        let usage = identifier_use(id, k);
+        if !(usage.callee || usage.value) {
+            continue;
+        }
+        let (at, text) = (id.start_byte(), id.text());
+        if names.contains(&at) || usage.binding || BUILTINS.contains(&text) || imports_at.contains_byte(at) {
             continue;
         }
         // Uppercase names and callees always count; other names only when
@@ -379,12 +518,12 @@ fn collect_uses(matches: &MatchSet<'_>, defs: &[Def], module_names: &BTreeSet<St
         let wanted = text.starts_with(|c: char| c.is_ascii_uppercase())
             || module_names.contains(text)
             || imports.bindings.contains_key(text)
-            || callee_at.contains(&at);
+            || usage.callee;
         if !wanted {
             continue;
         }
         let owner = innermost(defs, &chunked, at);
-        per_def.entry(owner).or_default().insert(text.to_string());
+        per_def[owner.map_or(0, |i| i + 1)].insert(text);
     }
     Uses { per_def }
 }
@@ -415,14 +554,16 @@ fn body_holes(defs: &[Def], children: impl Iterator<Item = usize>) -> Vec<(std::
 }
 
 fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
-    let matches = tree.matches(QUERY)?;
-    let Defs { defs, module_doc, variables } = collect_defs(&matches);
-    let imports = collect_imports(&matches, path, module, &defs);
+    let nodes = tree.nodes(&[])?;
+    let kinds = Kinds::of(&nodes);
+    let scan = Scan::of(&nodes, &kinds);
+    let Defs { defs, module_doc, variables } = collect_defs(&scan, &kinds);
+    let imports = collect_imports(&scan, &kinds, path, module, &defs);
 
     let top: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].parent.is_none()).collect();
     let mut module_names: BTreeSet<String> = top.iter().map(|&i| defs[i].name.clone()).collect();
     module_names.extend(variables.iter().cloned());
-    let uses = collect_uses(&matches, &defs, &module_names, &imports);
+    let uses = collect_uses(&scan, &kinds, &defs, &module_names, &imports);
     let top_names: BTreeSet<&str> = top.iter().map(|&i| defs[i].name.as_str()).chain(variables.iter().map(String::as_str)).collect();
     let resolve = |name: &str| -> Option<String> {
         if let Some(target) = imports.bindings.get(name) {
@@ -440,7 +581,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
         str::to_string,
     );
     let skeleton = elide(source, 0..source.len(), &body_holes(&defs, top.iter().copied().filter(|&i| defs[i].chunked)));
-    let module_refs = uses.per_def.get(&None).cloned().unwrap_or_default();
+    let module_refs = uses.of(None);
     let names_of = |kind: DefKind| -> Vec<String> {
         top.iter().filter(|&&i| defs[i].kind == kind).map(|&i| defs[i].name.clone()).collect()
     };
@@ -451,7 +592,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
         .content(skeleton)
         .docstring(module_doc)
         .related_all(imports.listed.iter().map(|i| i.split(" as ").next().unwrap_or(i).trim_end_matches(".*").to_string()))
-        .references(module_refs.iter().cloned())
+        .references(module_refs.iter().copied())
         .meta_opt("imports", Some(imports.listed.clone()))
         .meta_opt("classes", Some(names_of(DefKind::Class)))
         .meta_opt("functions", Some(names_of(DefKind::Function)))
@@ -473,7 +614,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
             (DefKind::Function, Some(_)) => "method",
             (DefKind::Function, None) => "function",
         };
-        let refs = uses.per_def.get(&Some(i)).cloned().unwrap_or_default();
+        let refs = uses.of(Some(i));
         let related: Vec<String> = refs.iter().filter_map(|r| resolve(r)).collect();
         let mut builder = ChunkBuilder::new(kind, def.name.clone())
             .id(format!("{kind}:{}", def.path))

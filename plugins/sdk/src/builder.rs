@@ -240,9 +240,12 @@ impl<'s> ChunkSet<'s> {
     /// oversized ones split with [`fit_window`].
     #[must_use]
     pub fn finish(self) -> Vec<Chunk> {
-        let lines = LineIndex::new(self.source);
         let mut chunks = self.chunks;
         chunks.sort_by_key(|c| (c.start_byte, std::cmp::Reverse(c.end_byte)));
+        if chunks.iter().all(|c| c.content.len() <= self.max_bytes) {
+            return chunks; // The common case; no line index to build.
+        }
+        let lines = LineIndex::new(self.source);
         chunks.into_iter().flat_map(|c| fit_window(c, self.source, &lines, self.max_bytes)).collect()
     }
 }

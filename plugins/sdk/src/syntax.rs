@@ -263,3 +263,302 @@ pub struct Node<'a> {
     pub start_column: u32,
     pub end_column: u32,
 }
+
+impl Tree {
+    /// The tree's named nodes in document order (a node before its
+    /// descendants): all of them when `kinds` is empty, else those of the
+    /// listed kinds, each linked to its nearest listed ancestor. One walk of
+    /// the tree with no pattern matching, which costs about a third of a
+    /// query; the plugin then finds the structure it needs with
+    /// [`NodeRef::child`], [`NodeRef::children`], [`NodeRef::parent`] and
+    /// [`NodeRef::descendants`]. Prefer it to [`Tree::matches`] when a
+    /// plugin looks at most of the file anyway (definitions, their names and
+    /// bodies, identifier uses); list the kinds it looks at to keep the
+    /// table small.
+    ///
+    /// # Errors
+    /// When a kind is not a named node kind of the grammar (a plugin bug:
+    /// the message names it and close kinds), or the walk runs out of time.
+    ///
+    /// ```no_run
+    /// # fn demo(tree: &code_intel_plugin_sdk::Tree) -> Result<(), code_intel_plugin_sdk::PluginError> {
+    /// let nodes = tree.nodes(&["function_definition", "identifier"])?;
+    /// for def in nodes.of_kind("function_definition") {
+    ///     let name = def.child("name").map(|n| n.text()).unwrap_or_default();
+    ///     let _ = (name, def.start_line());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn nodes(&self, kinds: &[&str]) -> Result<NodeTable<'_>, PluginError> {
+        let kinds: Vec<String> = kinds.iter().map(|k| (*k).to_string()).collect();
+        let table = self.inner.nodes(&kinds)?;
+        Ok(NodeTable { table, source: &self.source })
+    }
+}
+
+/// The parent of a node without an ancestor in the table.
+const NO_PARENT: u32 = u32::MAX;
+
+/// Integers per node in the WIT `node-table` and what each holds.
+const NODE_SLOTS: usize = 8;
+const KIND: usize = 0;
+const FIELD: usize = 1;
+const PARENT: usize = 2;
+const END: usize = 3;
+const START_BYTE: usize = 4;
+const END_BYTE: usize = 5;
+const START_LINE: usize = 6;
+const END_LINE: usize = 7;
+
+/// A kind as an index into one [`NodeTable`]'s kinds, for comparing kinds
+/// in hot loops without comparing strings ([`NodeTable::kind_id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KindId(u32);
+
+/// A field name as an index into one [`NodeTable`]'s fields
+/// ([`NodeTable::field_id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldId(u32);
+
+/// The named nodes of a tree, from [`Tree::nodes`].
+pub struct NodeTable<'t> {
+    table: host::NodeTable,
+    source: &'t str,
+}
+
+impl<'t> NodeTable<'t> {
+    /// Number of nodes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.table.nodes.len() / NODE_SLOTS
+    }
+
+    /// True when the table has no node (no node of the asked kinds).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.table.nodes.is_empty()
+    }
+
+    /// The node at `index` (indices run in document order).
+    #[must_use]
+    pub fn get(&self, index: usize) -> Option<NodeRef<'_>> {
+        (index < self.len()).then(|| NodeRef { nodes: self, index: index as u32 })
+    }
+
+    /// Every node in document order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = NodeRef<'_>> + '_ {
+        (0..self.len() as u32).map(move |index| NodeRef { nodes: self, index })
+    }
+
+    /// The nodes without an ancestor in the table (the root, when it is in it).
+    pub fn roots(&self) -> impl Iterator<Item = NodeRef<'_>> + '_ {
+        Siblings { nodes: self, next: 0, end: self.len() as u32 }
+    }
+
+    /// Every node of `kind`, in document order.
+    pub fn of_kind<'a>(&'a self, kind: &str) -> impl Iterator<Item = NodeRef<'a>> + 'a {
+        let id = self.kind_id(kind);
+        self.iter().filter(move |n| Some(n.kind_id()) == id)
+    }
+
+    /// The id of `kind` in this table; `None` when no node has that kind.
+    #[must_use]
+    pub fn kind_id(&self, kind: &str) -> Option<KindId> {
+        self.table.kinds.iter().position(|k| k == kind).map(|i| KindId(i as u32))
+    }
+
+    /// The id of the field `name`; `None` when the grammar has no such field.
+    #[must_use]
+    pub fn field_id(&self, name: &str) -> Option<FieldId> {
+        self.table.fields.iter().skip(1).position(|f| f == name).map(|i| FieldId(i as u32 + 1))
+    }
+
+    /// The source the tree was parsed from.
+    #[must_use]
+    pub fn source(&self) -> &'t str {
+        self.source
+    }
+
+    /// Field `slot` of node `index` (the layout of the WIT `node-table`).
+    #[inline]
+    fn slot(&self, index: u32, slot: usize) -> u32 {
+        self.table.nodes[index as usize * NODE_SLOTS + slot]
+    }
+}
+
+/// One node of a [`NodeTable`]: a cheap handle (a table reference and an
+/// index) to ask for its kind, text, position and relatives.
+#[derive(Clone, Copy)]
+pub struct NodeRef<'a> {
+    nodes: &'a NodeTable<'a>,
+    index: u32,
+}
+
+impl PartialEq for NodeRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.nodes, other.nodes) && self.index == other.index
+    }
+}
+
+impl Eq for NodeRef<'_> {}
+
+impl std::fmt::Debug for NodeRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}#{}@{}..{}", self.kind(), self.index, self.start_byte(), self.end_byte())
+    }
+}
+
+impl<'a> NodeRef<'a> {
+    /// Index in the table (document order).
+    #[inline]
+    #[must_use]
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
+
+    /// The grammar kind, e.g. `function_definition`.
+    #[inline]
+    #[must_use]
+    pub fn kind(self) -> &'a str {
+        self.nodes.table.kinds.get(self.slot(KIND) as usize).map_or("", String::as_str)
+    }
+
+    /// The kind as an id of this table, see [`NodeTable::kind_id`].
+    #[inline]
+    #[must_use]
+    pub fn kind_id(self) -> KindId {
+        KindId(self.slot(KIND))
+    }
+
+    /// The field this node fills in its syntax-tree parent (`name`, `body`,
+    /// ...), empty when none.
+    #[inline]
+    #[must_use]
+    pub fn field(self) -> &'a str {
+        self.nodes.table.fields.get(self.slot(FIELD) as usize).map_or("", String::as_str)
+    }
+
+    /// The field as an id, see [`NodeTable::field_id`]; `None` when none.
+    #[inline]
+    #[must_use]
+    pub fn field_id(self) -> Option<FieldId> {
+        let field = self.slot(FIELD);
+        (field != 0).then_some(FieldId(field))
+    }
+
+    /// The node's source text.
+    #[inline]
+    #[must_use]
+    pub fn text(self) -> &'a str {
+        self.nodes.source.get(self.start_byte() as usize..self.end_byte() as usize).unwrap_or_default()
+    }
+
+    /// Byte offset of the first byte.
+    #[inline]
+    #[must_use]
+    pub fn start_byte(self) -> u32 {
+        self.slot(START_BYTE)
+    }
+
+    /// Byte offset just past the last byte.
+    #[inline]
+    #[must_use]
+    pub fn end_byte(self) -> u32 {
+        self.slot(END_BYTE)
+    }
+
+    /// 1-based line of the first byte.
+    #[inline]
+    #[must_use]
+    pub fn start_line(self) -> u32 {
+        self.slot(START_LINE)
+    }
+
+    /// 1-based line of the last byte.
+    #[inline]
+    #[must_use]
+    pub fn end_line(self) -> u32 {
+        self.slot(END_LINE)
+    }
+
+    /// The nearest ancestor in the table.
+    #[inline]
+    #[must_use]
+    pub fn parent(self) -> Option<Self> {
+        let parent = self.slot(PARENT);
+        (parent != NO_PARENT).then(|| Self { nodes: self.nodes, index: parent })
+    }
+
+    /// Ancestors in the table, nearest first.
+    pub fn ancestors(self) -> impl Iterator<Item = Self> + 'a {
+        std::iter::successors(self.parent(), |n| n.parent())
+    }
+
+    /// Children in the table, in document order.
+    pub fn children(self) -> impl Iterator<Item = Self> + 'a {
+        Siblings { nodes: self.nodes, next: self.index + 1, end: self.slot(END) }
+    }
+
+    /// Descendants in the table, in document order.
+    pub fn descendants(self) -> impl ExactSizeIterator<Item = Self> + 'a {
+        let nodes = self.nodes;
+        (self.index + 1..self.slot(END)).map(move |index| Self { nodes, index })
+    }
+
+    /// The first child filling field `name` (`def.child("name")`).
+    #[must_use]
+    pub fn child(self, name: &str) -> Option<Self> {
+        self.children().find(|c| c.field() == name)
+    }
+
+    /// The first child filling field `field`; the fast form of [`NodeRef::child`].
+    #[must_use]
+    pub fn child_by(self, field: FieldId) -> Option<Self> {
+        self.children().find(|c| c.slot(FIELD) == field.0)
+    }
+
+    /// The first child of `kind`.
+    #[must_use]
+    pub fn child_of_kind(self, kind: &str) -> Option<Self> {
+        self.children().find(|c| c.kind() == kind)
+    }
+
+    /// True when the node has kind `kind` (see [`NodeTable::kind_id`]).
+    #[inline]
+    #[must_use]
+    pub fn is(self, kind: Option<KindId>) -> bool {
+        kind == Some(self.kind_id())
+    }
+
+    #[inline]
+    fn slot(self, slot: usize) -> u32 {
+        self.nodes.slot(self.index, slot)
+    }
+}
+
+impl From<NodeRef<'_>> for crate::Span {
+    fn from(n: NodeRef<'_>) -> Self {
+        Self { start_byte: n.start_byte(), end_byte: n.end_byte(), start_line: n.start_line(), end_line: n.end_line() }
+    }
+}
+
+/// Children of one node (or the roots of a table): each next sibling is the
+/// node just past the previous one's subtree.
+struct Siblings<'a> {
+    nodes: &'a NodeTable<'a>,
+    next: u32,
+    end: u32,
+}
+
+impl<'a> Iterator for Siblings<'a> {
+    type Item = NodeRef<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.end {
+            return None;
+        }
+        let node = NodeRef { nodes: self.nodes, index: self.next };
+        self.next = node.slot(END);
+        Some(node)
+    }
+}

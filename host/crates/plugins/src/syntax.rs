@@ -140,6 +140,53 @@ impl SpanMatches {
     }
 }
 
+/// One named node of [`SyntaxTree::named_nodes`] (one node of the WIT
+/// `node-table`, see [`TreeNode::to_array`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TreeNode {
+    /// Index into [`NodeTable::kinds`].
+    pub kind: u32,
+    /// Index into [`NodeTable::fields`]: the field this node fills in its
+    /// parent in the syntax tree; 0 (the empty name) when none.
+    pub field: u32,
+    /// Index of the nearest ancestor in the table; [`NO_PARENT`] for none.
+    pub parent: u32,
+    /// Index just past the node's last descendant in the table.
+    pub end: u32,
+    pub start_byte: u32,
+    pub end_byte: u32,
+    /// 1-based line of the node's first byte.
+    pub start_line: u32,
+    /// 1-based line of the node's last byte.
+    pub end_line: u32,
+}
+
+impl TreeNode {
+    /// The node as the WIT `node-table` lays it out: kind, field, parent,
+    /// end, start byte, end byte, start line, end line.
+    #[must_use]
+    pub fn to_array(&self) -> [u32; 8] {
+        [self.kind, self.field, self.parent, self.end, self.start_byte, self.end_byte, self.start_line, self.end_line]
+    }
+}
+
+/// [`TreeNode::parent`] of a node with no ancestor in the table.
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// The named nodes of a tree in document order (mirrors the WIT `node-table`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeTable {
+    /// The kinds of the nodes in the table, each once.
+    pub kinds: Vec<String>,
+    /// The grammar's field names; index 0 is the empty name (no field).
+    pub fields: Vec<String>,
+    pub nodes: Vec<TreeNode>,
+}
+
+/// Per-node cost of [`SyntaxTree::named_nodes`] counted against
+/// [`MAX_QUERY_RESULT_BYTES`] (eight `u32`s).
+const TREE_NODE_BYTES: usize = 32;
+
 /// Per-capture cost of [`SyntaxTree::query_spans`] counted against
 /// [`MAX_QUERY_RESULT_BYTES`] (eight `u32`s).
 const SPAN_CAPTURE_BYTES: usize = 32;
@@ -448,6 +495,112 @@ impl SyntaxTree {
         Ok(out)
     }
 
+    /// Every named node, or every named node of one of `kinds` (all when
+    /// `kinds` is empty), in document order, with [`DEFAULT_TIMEOUT`].
+    ///
+    /// # Errors
+    /// See [`SyntaxTree::named_nodes_until`].
+    pub fn named_nodes(&self, kinds: &[String]) -> Result<NodeTable, SyntaxError> {
+        self.named_nodes_until(kinds, Instant::now() + DEFAULT_TIMEOUT)
+    }
+
+    /// Walks the whole tree once with a tree cursor and returns its named
+    /// nodes (of `kinds` only, unless `kinds` is empty) in document order:
+    /// the kind, the field the node fills in its parent, the nearest
+    /// ancestor in the table and the end of its subtree in the table. A
+    /// walk costs about a third of a query walk (no pattern state per node),
+    /// and the plugin matches the structure it needs itself.
+    ///
+    /// # Errors
+    /// `InvalidQuery` when a kind is not a named node kind of the grammar
+    /// (the message lists close names); `ParseFailed` when the walk runs
+    /// past `deadline` or the table exceeds [`MAX_QUERY_RESULT_BYTES`].
+    pub fn named_nodes_until(&self, kinds: &[String], deadline: Instant) -> Result<NodeTable, SyntaxError> {
+        let grammar = self.tree.language();
+        let wanted = wanted_kinds(self.language, &grammar, kinds)?;
+        let mut out = NodeTable {
+            kinds: Vec::new(),
+            fields: std::iter::once(String::new())
+                .chain((1..=grammar.field_count()).map(|id| {
+                    u16::try_from(id).ok().and_then(|id| grammar.field_name_for_id(id)).unwrap_or_default().to_string()
+                }))
+                .collect(),
+            nodes: Vec::new(),
+        };
+        let max_nodes = MAX_QUERY_RESULT_BYTES / TREE_NODE_BYTES;
+        // Grammar kind id -> index in `out.kinds` (u32::MAX: not seen yet).
+        let mut kind_index: Vec<u32> = Vec::new();
+        // For each level of the cursor's path: the table index of the node
+        // at that level when it is in the table.
+        let mut path: Vec<Option<u32>> = Vec::new();
+        let mut parent = NO_PARENT;
+        let mut cursor = self.tree.walk();
+        let mut visited = 0usize;
+        'walk: loop {
+            let node = cursor.node();
+            visited += 1;
+            if visited % 4096 == 0 && Instant::now() >= deadline {
+                return Err(SyntaxError::ParseFailed(format!(
+                    "walking {} bytes of {} took longer than its time limit",
+                    self.source.len(),
+                    self.language
+                )));
+            }
+            let id = usize::from(node.kind_id());
+            let kept = node.is_named() && wanted.as_ref().is_none_or(|w| w.get(id).copied().unwrap_or(false));
+            if kept {
+                if out.nodes.len() >= max_nodes {
+                    return Err(SyntaxError::ParseFailed(format!(
+                        "the node table exceeds {MAX_QUERY_RESULT_BYTES} bytes; ask for fewer kinds"
+                    )));
+                }
+                if id >= kind_index.len() {
+                    kind_index.resize(id + 1, u32::MAX);
+                }
+                if kind_index[id] == u32::MAX {
+                    kind_index[id] = to_u32(out.kinds.len());
+                    out.kinds.push(node.kind().to_string());
+                }
+                let p = position(&node);
+                let index = to_u32(out.nodes.len());
+                out.nodes.push(TreeNode {
+                    kind: kind_index[id],
+                    field: cursor.field_id().map_or(0, |f| u32::from(f.get())),
+                    parent,
+                    end: 0,
+                    start_byte: p.start_byte,
+                    end_byte: p.end_byte,
+                    start_line: p.start_line,
+                    end_line: p.end_line,
+                });
+                path.push(Some(index));
+                parent = index;
+            } else {
+                path.push(None);
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            // Leave finished nodes (closing their subtrees) until one has a
+            // next sibling.
+            loop {
+                if let Some(Some(index)) = path.pop() {
+                    let end = to_u32(out.nodes.len());
+                    let closed = &mut out.nodes[index as usize];
+                    closed.end = end;
+                    parent = closed.parent;
+                }
+                if cursor.goto_next_sibling() {
+                    continue 'walk;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Runs `query` and calls `each` with the query's capture names and every
     /// match, in document order, until it returns an error. Returns the
     /// compiled query.
@@ -486,6 +639,43 @@ impl SyntaxTree {
         }
         Ok(compiled)
     }
+}
+
+/// Which grammar kind ids [`SyntaxTree::named_nodes_until`] keeps: `None`
+/// for every named node.
+fn wanted_kinds(language: &str, grammar: &Language, kinds: &[String]) -> Result<Option<Vec<bool>>, SyntaxError> {
+    if kinds.is_empty() {
+        return Ok(None);
+    }
+    let count = grammar.node_kind_count();
+    let mut wanted = vec![false; count];
+    for kind in kinds {
+        let mut found = false;
+        // A kind name can have several ids (aliases), so match by name.
+        for id in 0..count {
+            let Ok(id16) = u16::try_from(id) else { break };
+            if grammar.node_kind_is_named(id16) && grammar.node_kind_for_id(id16) == Some(kind.as_str()) {
+                wanted[id] = true;
+                found = true;
+            }
+        }
+        if !found {
+            let mut close: Vec<&str> = (0..count)
+                .filter_map(|id| u16::try_from(id).ok())
+                .filter(|&id| grammar.node_kind_is_named(id) && grammar.node_kind_is_visible(id))
+                .filter_map(|id| grammar.node_kind_for_id(id))
+                .filter(|name| name.contains(kind.as_str()) || kind.contains(name))
+                .collect();
+            close.sort_unstable();
+            close.dedup();
+            close.truncate(8);
+            let hint = if close.is_empty() { String::new() } else { format!(" (close: {})", close.join(", ")) };
+            return Err(SyntaxError::InvalidQuery(format!(
+                "grammar `{language}` has no named node kind `{kind}`{hint}"
+            )));
+        }
+    }
+    Ok(Some(wanted))
 }
 
 fn over_budget() -> SyntaxError {
@@ -592,6 +782,65 @@ mod tests {
         let spans = tree.query_spans("(list) @n").unwrap();
         assert_eq!(spans.captures.len(), depth);
         assert_eq!(spans.kinds, ["list"]);
+    }
+
+    #[test]
+    fn named_nodes_carry_fields_parents_and_subtree_ends() {
+        let src = "import os\n\nclass A:\n    def run(self):\n        return 1\n";
+        let tree = parse("python", src).unwrap();
+        let table = tree.named_nodes(&[]).unwrap();
+        let kind = |i: usize| table.kinds[table.nodes[i].kind as usize].as_str();
+        let text = |i: usize| &src[table.nodes[i].start_byte as usize..table.nodes[i].end_byte as usize];
+        assert_eq!(kind(0), "module");
+        assert_eq!((table.nodes[0].parent, table.nodes[0].end as usize), (NO_PARENT, table.nodes.len()));
+        let def = (0..table.nodes.len()).find(|&i| kind(i) == "function_definition").unwrap();
+        let (start_line, end_line) = (table.nodes[def].start_line, table.nodes[def].end_line);
+        assert_eq!((start_line, end_line), (4, 5));
+        // Children by field, found among the descendants.
+        let child = |field: &str| {
+            (def + 1..table.nodes[def].end as usize)
+                .find(|&j| table.nodes[j].parent as usize == def && table.fields[table.nodes[j].field as usize] == field)
+        };
+        assert_eq!(text(child("name").unwrap()), "run");
+        assert_eq!(kind(child("body").unwrap()), "block");
+        assert_eq!(child("superclasses"), None);
+        let class = table.nodes[def].parent as usize;
+        assert_eq!(kind(class), "block");
+        assert_eq!(kind(table.nodes[class].parent as usize), "class_definition");
+        // Every node lies inside its parent, in both the table and the source.
+        for (i, n) in table.nodes.iter().enumerate().skip(1) {
+            let p = &table.nodes[n.parent as usize];
+            assert!((n.parent as usize) < i && i < p.end as usize && n.end <= p.end, "node {i}");
+            assert!(p.start_byte <= n.start_byte && n.end_byte <= p.end_byte, "node {i}");
+        }
+        // Anonymous nodes (`class`, `:`) are never in the table.
+        assert!(table.kinds.iter().all(|k| k.chars().all(|c| c.is_ascii_lowercase() || c == '_')));
+    }
+
+    #[test]
+    fn named_nodes_of_some_kinds_link_to_the_nearest_listed_ancestor() {
+        let src = "class A:\n    def run(self):\n        print(len(self))\n";
+        let tree = parse("python", src).unwrap();
+        let kinds = ["class_definition".to_string(), "call".to_string(), "identifier".to_string()];
+        let table = tree.named_nodes(&kinds).unwrap();
+        let names: Vec<&str> = table.nodes.iter().map(|n| table.kinds[n.kind as usize].as_str()).collect();
+        assert_eq!(names, ["class_definition", "identifier", "identifier", "identifier", "call", "identifier", "call", "identifier", "identifier"]);
+        // `run`'s name: its parent function_definition is not listed, so the
+        // nearest listed ancestor is the class; the field is still `name`.
+        let run = &table.nodes[2];
+        assert_eq!(&src[run.start_byte as usize..run.end_byte as usize], "run");
+        assert_eq!((run.parent, table.fields[run.field as usize].as_str()), (0, "name"));
+        // The inner call is a child of the outer one.
+        assert_eq!(table.nodes[6].parent, 4);
+        assert_eq!(table.nodes[4].end, 9);
+    }
+
+    #[test]
+    fn named_nodes_name_an_unknown_kind() {
+        let tree = parse("python", "x = 1\n").unwrap();
+        let err = tree.named_nodes(&["function".to_string()]).unwrap_err();
+        let SyntaxError::InvalidQuery(message) = err else { panic!("{err:?}") };
+        assert!(message.contains("`function`") && message.contains("function_definition"), "{message}");
     }
 
     #[test]

@@ -207,6 +207,23 @@ impl wit_syntax::HostTree for PluginState {
         })
     }
 
+    fn nodes(
+        &mut self,
+        tree: Resource<SyntaxTree>,
+        kinds: Vec<String>,
+    ) -> wasmtime::Result<Result<wit_syntax::NodeTable, wit_syntax::SyntaxError>> {
+        let deadline = self.deadline;
+        let tree = self.table.get(&tree)?;
+        Ok(match tree.named_nodes_until(&kinds, deadline) {
+            Ok(table) => Ok(wit_syntax::NodeTable {
+                kinds: table.kinds,
+                fields: table.fields,
+                nodes: table.nodes.iter().flat_map(|n| n.to_array()).collect(),
+            }),
+            Err(e) => Err(wit_error(e)),
+        })
+    }
+
     fn has_errors(&mut self, tree: Resource<SyntaxTree>) -> wasmtime::Result<bool> {
         Ok(self.table.get(&tree)?.has_errors())
     }
