@@ -81,6 +81,11 @@ fn java_plugin_matches_its_golden_files() {
     assert_harness_passes(&built_plugin("java"), &repo_root().join("fixtures/java"));
 }
 
+#[test]
+fn css_plugin_matches_its_golden_files() {
+    assert_harness_passes(&built_plugin("css"), &repo_root().join("fixtures/css"));
+}
+
 /// The harness really compares: a golden file that disagrees with the plugin
 /// fails the run with a diff naming the difference.
 #[test]

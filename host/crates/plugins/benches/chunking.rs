@@ -1,7 +1,8 @@
 //! Plugin host benchmarks.
 //!
-//! - `python/*`, `php/*`, `javascript/*`, `typescript/*`, `go/*`, `java/*`:
-//!   chunking throughput of the python, php, javascript, go and java plugins
+//! - `python/*`, `php/*`, `javascript/*`, `typescript/*`, `go/*`, `java/*`,
+//!   `css/*`: chunking throughput of the python, php, javascript, go, java
+//!   and css plugins
 //!   on a generated corpus (`plugin`), next to native tree-sitter parsing of
 //!   the same bytes (`native_parse`) in the same run. Goal: plugin >= 0.7x
 //!   native. Both run on one thread. Before the criterion groups, each
@@ -9,7 +10,7 @@
 //!   plugin, alternating), which load from other processes skews far less.
 //!   Measured: python 0.47-0.48 and php 0.47-0.51 (0.42 and 0.47 before
 //!   those plugins used `query-spans`), javascript 0.47-0.48, typescript
-//!   0.47-0.49, go 0.44. A single query walk costs about 0.4x the parse, so
+//!   0.47-0.49, go 0.44, java 0.43, css 0.35. A single query walk costs about 0.4x the parse, so
 //!   the goal is out of reach while a plugin parses and queries once per
 //!   file (docs/plugin-host.md, "Parsing and queries").
 //! - `load/*`: what `code-intel plugin list` does (load every plugin in
@@ -154,6 +155,17 @@ fn java_file(i: usize) -> String {
     s
 }
 
+fn css_file(i: usize) -> String {
+    let mut s = format!("@import url(\"./base{i}.css\");\n\n/* Tokens of module {i}. */\n:root {{\n  --brand-{i}: #4f46e5;\n  --space: 1rem;\n  --radius: 0.5rem;\n}}\n\n");
+    for c in 0..CLASSES_PER_FILE * 4 {
+        let _ = write!(
+            s,
+            "/* Card {c} of module {i}. */\n.card-{c},\n.card-{c}--active > .title {{\n  display: grid;\n  grid-template-columns: 120px 1fr;\n  padding: var(--space);\n  border-radius: var(--radius);\n  color: var(--brand-{i});\n  transition: opacity 200ms ease-out, transform 200ms ease-out;\n}}\n\n#panel-{c} .field > input[type=\"text\"]:focus {{\n  outline: 2px solid rgba(79, 70, 229, 0.5);\n}}\n\n@media (max-width: 640px) {{\n  .card-{c} {{\n    grid-template-columns: 1fr;\n    padding: calc(var(--space) / 2);\n  }}\n}}\n\n@keyframes fade-{c} {{\n  from {{ opacity: 0; transform: translateY(4px); }}\n  to {{ opacity: 1; transform: none; }}\n}}\n\n"
+        );
+    }
+    s
+}
+
 fn corpus(generate: fn(usize) -> String, ext: &str) -> Vec<(String, String)> {
     (0..FILES).map(|i| (format!("src/module{i}/service{i}.{ext}"), generate(i))).collect()
 }
@@ -247,7 +259,7 @@ fn benches(c: &mut Criterion) {
     let options = || HostOptions { cache_dir: Some(warm_cache.path().to_path_buf()), ..HostOptions::default() };
     let host = PluginHost::load_dirs(&dirs, options());
     let names: Vec<String> = host.plugins().map(|p| p.name.clone()).collect();
-    for needed in ["python", "php", "javascript", "go", "java"] {
+    for needed in ["python", "php", "javascript", "go", "java", "css"] {
         if !names.iter().any(|n| n == needed) {
             eprintln!("SKIPPED: plugin `{needed}` not found in {} (found: {names:?})", dir.display());
             return;
@@ -260,6 +272,7 @@ fn benches(c: &mut Criterion) {
     throughput(c, &host, "typescript", "javascript", &corpus(typescript_file, "ts"));
     throughput(c, &host, "go", "go", &corpus(go_file, "go"));
     throughput(c, &host, "java", "java", &corpus(java_file, "java"));
+    throughput(c, &host, "css", "css", &corpus(css_file, "css"));
 
     let mut group = c.benchmark_group("load");
     group.sample_size(10);
