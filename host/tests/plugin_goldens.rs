@@ -86,6 +86,11 @@ fn css_plugin_matches_its_golden_files() {
     assert_harness_passes(&built_plugin("css"), &repo_root().join("fixtures/css"));
 }
 
+#[test]
+fn html_plugin_matches_its_golden_files() {
+    assert_harness_passes(&built_plugin("html"), &repo_root().join("fixtures/html"));
+}
+
 /// The harness really compares: a golden file that disagrees with the plugin
 /// fails the run with a diff naming the difference.
 #[test]

@@ -1,8 +1,8 @@
 //! Plugin host benchmarks.
 //!
 //! - `python/*`, `php/*`, `javascript/*`, `typescript/*`, `go/*`, `java/*`,
-//!   `css/*`: chunking throughput of the python, php, javascript, go, java
-//!   and css plugins
+//!   `css/*`, `html/*`: chunking throughput of the python, php, javascript,
+//!   go, java, css and html plugins
 //!   on a generated corpus (`plugin`), next to native tree-sitter parsing of
 //!   the same bytes (`native_parse`) in the same run. Goal: plugin >= 0.7x
 //!   native. Both run on one thread. Before the criterion groups, each
@@ -10,7 +10,7 @@
 //!   plugin, alternating), which load from other processes skews far less.
 //!   Measured: python 0.47-0.48 and php 0.47-0.51 (0.42 and 0.47 before
 //!   those plugins used `query-spans`), javascript 0.47-0.48, typescript
-//!   0.47-0.49, go 0.44, java 0.43, css 0.35. A single query walk costs about 0.4x the parse, so
+//!   0.47-0.49, go 0.44, java 0.43, css 0.35, html 0.28. A single query walk costs about 0.4x the parse, so
 //!   the goal is out of reach while a plugin parses and queries once per
 //!   file (docs/plugin-host.md, "Parsing and queries").
 //! - `load/*`: what `code-intel plugin list` does (load every plugin in
@@ -166,6 +166,18 @@ fn css_file(i: usize) -> String {
     s
 }
 
+fn html_file(i: usize) -> String {
+    let mut s = format!("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n  <meta charset=\"utf-8\">\n  <title>Module {i}</title>\n  <link rel=\"stylesheet\" href=\"css/module{i}.css\">\n  <script src=\"js/module{i}.js\" defer></script>\n</head>\n<body>\n  <header class=\"site-header\">\n    <nav aria-label=\"Main\">\n      <a href=\"/\">Home</a> <a href=\"/shop/\">Shop</a>\n    </nav>\n  </header>\n  <main id=\"content\">\n");
+    for c in 0..CLASSES_PER_FILE * 3 {
+        let _ = write!(
+            s,
+            "    <section id=\"section-{c}\" class=\"panel panel--{c}\">\n      <h2>Section {c} of module {i}</h2>\n      <p>Orders, invoices and <a href=\"/orders/{c}\">their services</a>.</p>\n      <ul class=\"items\">\n        <li><span class=\"name\">Item one</span> <span class=\"price\">€1.00</span></li>\n        <li><span class=\"name\">Item two</span> <span class=\"price\">€2.00</span></li>\n      </ul>\n      <form id=\"form-{c}\" action=\"/orders\" method=\"post\">\n        <label for=\"qty-{c}\">Quantity</label>\n        <input id=\"qty-{c}\" name=\"qty\" type=\"number\" value=\"1\">\n        <button type=\"submit\" class=\"btn btn-primary\">Order</button>\n      </form>\n    </section>\n"
+        );
+    }
+    s.push_str("  </main>\n  <footer role=\"contentinfo\">\n    <p>&copy; Acme</p>\n  </footer>\n</body>\n</html>\n");
+    s
+}
+
 fn corpus(generate: fn(usize) -> String, ext: &str) -> Vec<(String, String)> {
     (0..FILES).map(|i| (format!("src/module{i}/service{i}.{ext}"), generate(i))).collect()
 }
@@ -259,7 +271,7 @@ fn benches(c: &mut Criterion) {
     let options = || HostOptions { cache_dir: Some(warm_cache.path().to_path_buf()), ..HostOptions::default() };
     let host = PluginHost::load_dirs(&dirs, options());
     let names: Vec<String> = host.plugins().map(|p| p.name.clone()).collect();
-    for needed in ["python", "php", "javascript", "go", "java", "css"] {
+    for needed in ["python", "php", "javascript", "go", "java", "css", "html"] {
         if !names.iter().any(|n| n == needed) {
             eprintln!("SKIPPED: plugin `{needed}` not found in {} (found: {names:?})", dir.display());
             return;
@@ -273,6 +285,7 @@ fn benches(c: &mut Criterion) {
     throughput(c, &host, "go", "go", &corpus(go_file, "go"));
     throughput(c, &host, "java", "java", &corpus(java_file, "java"));
     throughput(c, &host, "css", "css", &corpus(css_file, "css"));
+    throughput(c, &host, "html", "html", &corpus(html_file, "html"));
 
     let mut group = c.benchmark_group("load");
     group.sample_size(10);
