@@ -36,17 +36,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mcp_bench import default_bin, generate_tree  # noqa: E402
 
+# The lexical query mix: identifiers in several spellings, camelCase and
+# snake_case parts, prose phrases of common words (the costly kind: they match
+# most chunks) and queries that match nothing.
 QUERIES = [
-    "action_3",
-    "Service42",
-    "helper value",
-    "getRecord",
-    "base_1",
-    "does things record",
-    "return value",
-    "module042",
-    "handle request",
-    "service 17",
+    "action_3",            # snake_case identifier, 2,500 definitions
+    "Service42",           # CamelCase class name
+    "helper value",        # prose, both words in ~half of all chunks
+    "getRecord",           # camelCase identifier, no match
+    "base_1",              # identifier only called, never defined
+    "does things record",  # docstring prose
+    "return value",        # prose of the commonest words
+    "module042",           # path component
+    "handle request",      # prose: no chunk holds both, any-word fallback
+    "service 17",          # split identifier parts
+    "Controller1235",      # CamelCase class name, one definition
+    "helper_17_2",         # snake_case identifier, 25 definitions
+    "handleRequest",       # camelCase spelling of a phrase, no match
+    "request input",       # prose over method calls (`$request->input`)
+    "zebra unicorn",       # prose, no match
 ]
 
 

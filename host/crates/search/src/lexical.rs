@@ -21,6 +21,8 @@
 //! Words are ANDed; when that finds fewer than the requested number of hits,
 //! chunks matching any of the words follow. Kind and path filters are applied
 //! before the top-k cut, so `-n 5 --path 'tests/**'` gives five hits in tests.
+//! Words found in most chunks are ranked on a bounded candidate set (see
+//! [`code_intel_store::queries::MAX_SCORED`]).
 
 use std::collections::HashSet;
 

@@ -22,6 +22,16 @@ pub const BM25_WEIGHTS: [f64; 6] = [10.0, 6.0, 4.0, 2.0, 1.0, 2.0];
 /// identifier searched for ranks above chunks that merely mention it.
 pub const EXACT_TIER_BONUS: f64 = 100.0;
 
+/// Rows of the BM25 ranking looked up per full-text query before filters
+/// (at least; more when more hits are asked for).
+pub const RANK_WINDOW: usize = 64;
+
+/// Most chunks BM25 scores for one full-text query. A query matching more
+/// (words found in a large share of the chunks) is ranked on a candidate set
+/// of this size; below it, every match is scored. FTS5's BM25 costs about a
+/// microsecond per row, so this bounds ranking to a few milliseconds.
+pub const MAX_SCORED: usize = 4096;
+
 /// What the indexer remembers of a file between syncs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndexedFile {
@@ -464,6 +474,23 @@ impl Store {
         accept: &dyn Fn(&str) -> bool,
         limit: usize,
     ) -> Result<Vec<FtsHit>> {
+        self.fts_search_bounded(match_expr, exact, kinds, accept, limit, MAX_SCORED)
+    }
+
+    /// [`Store::fts_search`] with BM25 computed for at most `max_scored`
+    /// candidates of a broad query ([`MAX_SCORED`] there).
+    ///
+    /// # Errors
+    /// As [`Store::fts_search`].
+    pub fn fts_search_bounded(
+        &self,
+        match_expr: &str,
+        exact: Option<&str>,
+        kinds: &[String],
+        accept: &dyn Fn(&str) -> bool,
+        limit: usize,
+        max_scored: usize,
+    ) -> Result<Vec<FtsHit>> {
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -475,35 +502,119 @@ impl Store {
                 return Ok(hits);
             }
         }
+        self.ranked_text_hits(match_expr, kinds, accept, limit, max_scored, &mut hits)?;
+        Ok(hits)
+    }
+
+    /// The text matches of `match_expr` by BM25, appended to `hits` until it
+    /// holds `limit`, skipping the chunks already in `hits`.
+    ///
+    /// Ranking reads the full-text index alone (no join): only the best
+    /// [`RANK_WINDOW`]-sized window of row ids is looked up in `chunks`, so a
+    /// word found in most chunks does not cost a row read and a sort key per
+    /// match. BM25 itself costs about a microsecond per matching row, so a
+    /// query matching more than `max_scored` chunks (common words: "return
+    /// value") is scored on a bounded candidate set instead of every match
+    /// (see [`Store::broad_candidates`]). When filters reject too many of the
+    /// window, every remaining match follows in one more ranked pass, scored
+    /// exactly.
+    fn ranked_text_hits(
+        &self,
+        match_expr: &str,
+        kinds: &[String],
+        accept: &dyn Fn(&str) -> bool,
+        limit: usize,
+        max_scored: usize,
+        hits: &mut Vec<FtsHit>,
+    ) -> Result<()> {
         let seen: std::collections::HashSet<i64> = hits.iter().map(|h| h.rowid).collect();
         let [w0, w1, w2, w3, w4, w5] = BM25_WEIGHTS;
-        let sql = format!(
-            "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, c.signature, c.start_line, c.end_line,
-                    c.content_hash, -bm25(chunks_fts, {w0}, {w1}, {w2}, {w3}, {w4}, {w5}) AS relevance,
-                    CASE WHEN ?2 IS NULL OR c.kind = ?4 THEN 0
-                         WHEN c.name = ?2 THEN 3
-                         WHEN c.name = ?2 COLLATE NOCASE OR c.qualified_name = ?2 COLLATE NOCASE THEN 2
-                         WHEN lower(replace(c.name, '_', '')) = ?3 THEN 1
-                         ELSE 0 END AS tier
-             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
-             WHERE chunks_fts MATCH ?1 AND (?5 = '[]' OR c.kind IN (SELECT value FROM json_each(?5)))
-             ORDER BY tier DESC, relevance DESC, f.path, c.start_line"
-        );
-        let normalized = exact.map(normalize_identifier);
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let mut rows = stmt.query(params![match_expr, exact, normalized, FALLBACK_KIND, kinds_json])?;
-        while let Some(row) = rows.next()? {
-            let path: String = row.get(1)?;
-            if !accept(&path) || seen.contains(&row.get::<_, i64>(0)?) {
-                continue;
+        let bm25 = format!("-bm25(chunks_fts, {w0}, {w1}, {w2}, {w3}, {w4}, {w5})");
+        let to_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        let wanted = limit - hits.len().min(limit);
+        let window = (wanted + seen.len()).max(RANK_WINDOW);
+        let broad = self.broad_candidates(match_expr, max_scored)?;
+        let mut lookup = self.conn().prepare_cached(
+            "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, c.signature, c.start_line, c.end_line, c.content_hash
+             FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
+        )?;
+        // First pass: the best `window` rows (of the candidates, for a broad
+        // query); second, only when filters left too few: every remaining
+        // match, still in rank order.
+        let mut done: std::collections::HashSet<i64> = std::collections::HashSet::new();
+        for pass in 0..2 {
+            let (sql, candidates) = match (&broad, pass) {
+                (Some(ids), 0) => (
+                    format!(
+                        "SELECT rowid, {bm25} AS relevance FROM chunks_fts
+                         WHERE chunks_fts MATCH ?1 AND +rowid IN (SELECT value FROM json_each(?3))
+                         ORDER BY relevance DESC, rowid LIMIT ?2"
+                    ),
+                    serde_json::to_string(ids)?,
+                ),
+                _ => (
+                    format!(
+                        "SELECT rowid, {bm25} AS relevance FROM chunks_fts WHERE chunks_fts MATCH ?1
+                         ORDER BY relevance DESC, rowid LIMIT ?2 OFFSET ?3"
+                    ),
+                    "0".to_string(),
+                ),
+            };
+            let count = if pass == 0 { window } else { usize::MAX };
+            let mut page = Vec::new();
+            let mut stmt = self.conn().prepare_cached(&sql)?;
+            let mut rows = stmt.query(params![match_expr, to_i64(count), candidates])?;
+            let mut returned = 0usize;
+            while let Some(row) = rows.next()? {
+                returned += 1;
+                let rowid: i64 = row.get(0)?;
+                if seen.contains(&rowid) || !done.insert(rowid) {
+                    continue;
+                }
+                let relevance: f64 = row.get(1)?;
+                let Some(hit) = lookup.query_row([rowid], |r| fts_hit(r, r.get(1)?, relevance, 0)).optional()? else {
+                    continue;
+                };
+                if (!kinds.is_empty() && !kinds.contains(&hit.kind)) || !accept(&hit.path) {
+                    continue;
+                }
+                page.push(hit);
+                if pass > 0 && hits.len() + page.len() >= limit {
+                    break;
+                }
             }
-            let relevance: f64 = row.get(9)?;
-            hits.push(fts_hit(row, path, relevance, row.get(10)?)?);
-            if hits.len() >= limit {
+            // Equal scores: path, then line order.
+            page.sort_by(|a, b| {
+                b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)).then(a.start_line.cmp(&b.start_line))
+            });
+            page.truncate(limit - hits.len());
+            hits.extend(page);
+            if hits.len() >= limit || (broad.is_none() && returned < count) {
                 break;
             }
         }
-        Ok(hits)
+        Ok(())
+    }
+
+    /// `None` when `match_expr` matches at most `max_scored` chunks (all of
+    /// them are scored); else the candidates of this broad query, at most
+    /// `max_scored` row ids: first the chunks whose name, qualified name,
+    /// signature, docstring or path hold the whole query (BM25 weighs those
+    /// columns 2 to 10 times the body), then other matches in index order.
+    /// Each read stops after `max_scored` rows and none computes BM25.
+    fn broad_candidates(&self, match_expr: &str, max_scored: usize) -> Result<Option<Vec<i64>>> {
+        let cap = i64::try_from(max_scored).unwrap_or(i64::MAX);
+        let mut stmt = self.conn().prepare_cached("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?1 LIMIT ?2")?;
+        let sample: Vec<i64> =
+            stmt.query_map(params![match_expr, cap.saturating_add(1)], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        if sample.len() <= max_scored {
+            return Ok(None);
+        }
+        let named = format!("{{name qualified_name signature docstring path}} : ({match_expr})");
+        let mut ids: Vec<i64> = stmt.query_map(params![named, cap], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        let have: std::collections::HashSet<i64> = ids.iter().copied().collect();
+        ids.extend(sample.into_iter().filter(|id| !have.contains(id)).take(max_scored - ids.len()));
+        Ok(Some(ids))
     }
 
     /// The chunks defining identifier `exact` (exact tiers 3 to 1), found
@@ -601,6 +712,118 @@ fn bounded_levenshtein(a: &str, b: &str, max: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::FileRecord;
+    use crate::tokenize::match_expression;
+    use code_intel_core::ChunkedFile;
+
+    fn chunk(id: &str, kind: &str, name: &str, signature: Option<&str>, content: &str) -> Chunk {
+        Chunk {
+            id: id.into(),
+            kind: kind.into(),
+            name: name.into(),
+            qualified_name: None,
+            parent: None,
+            start_line: 1,
+            end_line: 3,
+            start_byte: 0,
+            end_byte: 1,
+            content: content.into(),
+            signature: signature.map(Into::into),
+            docstring: None,
+            related_symbols: vec![],
+            references: vec![],
+            metadata: serde_json::json!({}),
+        }
+    }
+
+    /// `n` filler files whose one chunk mentions `words` in its body only,
+    /// then the files of `extra`, indexed last (highest row ids).
+    fn filled_store(n: usize, words: &str, extra: &[(&str, Chunk)]) -> Store {
+        let mut store = Store::open_in_memory().unwrap();
+        let mut files: Vec<(String, Chunk)> = (0..n)
+            .map(|i| {
+                let body = format!("def step_{i}(x):\n    # {words} and more filler text here\n    return x + {i}");
+                (format!("lib/filler_{i:04}.py"), chunk("c", "function", &format!("step_{i}"), None, &body))
+            })
+            .collect();
+        files.extend(extra.iter().map(|(p, c)| ((*p).to_string(), c.clone())));
+        store
+            .write(|w| {
+                for (path, c) in &files {
+                    let chunked = ChunkedFile { chunks: vec![c.clone()], chunker: "test".into(), ..Default::default() };
+                    let file = FileRecord { path: path.clone(), sha256: "0".into(), size: 1, mtime_ns: 0 };
+                    w.replace_file(&file, &chunked, 0)?;
+                }
+                Ok::<_, crate::StoreError>(())
+            })
+            .unwrap();
+        store
+    }
+
+    fn search(store: &Store, query: &str, limit: usize, max_scored: usize) -> Vec<FtsHit> {
+        let expr = match_expression(query, false).unwrap();
+        let exact = (!query.contains(' ')).then_some(query);
+        store.fts_search_bounded(&expr, exact, &[], &|_| true, limit, max_scored).unwrap()
+    }
+
+    #[test]
+    fn prose_query_finds_the_body_that_holds_both_words() {
+        let target = chunk("t", "function", "refresh", None, "def refresh(cache):\n    # evict stale entries from the cache\n");
+        let store = filled_store(200, "cache", &[("app/cache.py", target)]);
+        for max_scored in [MAX_SCORED, 16] {
+            let hits = search(&store, "evict cache", 5, max_scored);
+            assert_eq!(hits.len(), 1, "only one chunk holds both words ({max_scored})");
+            assert_eq!(hits[0].path, "app/cache.py");
+            assert!(hits[0].score > 0.0 && hits[0].exact_tier == 0);
+        }
+    }
+
+    #[test]
+    fn broad_query_ranks_a_named_match_beyond_the_sample_first() {
+        // 300 chunks mention both words in their bodies; the chunk named
+        // after them is indexed last, outside the index-order sample.
+        let named = chunk("n", "function", "parse_config_value", Some("def parse_config_value(raw)"), "def parse_config_value(raw):\n    return raw");
+        let store = filled_store(300, "config value", &[("app/config.py", named)]);
+        let exact = search(&store, "config value", 10, usize::MAX);
+        let bounded = search(&store, "config value", 10, 32);
+        assert_eq!(exact[0].path, "app/config.py", "BM25 over every match");
+        assert_eq!(bounded[0].path, "app/config.py", "BM25 over the candidates");
+        assert_eq!(bounded.len(), 10);
+        assert!((bounded[0].score - exact[0].score).abs() < 1e-9, "the same BM25 score either way");
+        // Below the bound every match is scored: identical answers.
+        let small = filled_store(20, "config value", &[]);
+        assert_eq!(search(&small, "config value", 10, 32), search(&small, "config value", 10, usize::MAX));
+    }
+
+    #[test]
+    fn identifier_query_ranks_the_definition_first_among_many_mentions() {
+        let def = chunk("d", "function", "loadSettings", Some("function loadSettings()"), "function loadSettings() { return {}; }");
+        let store = filled_store(500, "loadSettings load settings", &[("src/settings.js", def)]);
+        for max_scored in [MAX_SCORED, 32] {
+            let hits = search(&store, "loadSettings", 10, max_scored);
+            assert_eq!(hits[0].path, "src/settings.js", "{max_scored}");
+            assert_eq!(hits[0].exact_tier, 3);
+            assert_eq!(hits.len(), 10, "mentions follow");
+            assert!(hits[1..].iter().all(|h| h.exact_tier == 0 && h.score < hits[0].score));
+        }
+    }
+
+    #[test]
+    fn filters_that_reject_the_ranked_window_still_fill_the_limit() {
+        let extra: Vec<(String, Chunk)> =
+            (0..3).map(|i| (format!("tests/test_{i}.py"), chunk("c", "function", &format!("check_{i}"), None, "assert token parse"))).collect();
+        let extra: Vec<(&str, Chunk)> = extra.iter().map(|(p, c)| (p.as_str(), c.clone())).collect();
+        let store = filled_store(200, "token parse", &extra);
+        let expr = match_expression("token parse", false).unwrap();
+        for max_scored in [MAX_SCORED, 16] {
+            let hits = store
+                .fts_search_bounded(&expr, None, &[], &|p: &str| p.starts_with("tests/"), 5, max_scored)
+                .unwrap();
+            let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+            assert_eq!(paths, ["tests/test_0.py", "tests/test_1.py", "tests/test_2.py"], "{max_scored}");
+        }
+    }
+
 
     #[test]
     fn levenshtein_bounds() {
