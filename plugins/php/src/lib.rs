@@ -16,14 +16,21 @@
 //! spatie's `HasTranslations`.
 //!
 //! Blade templates (`*.blade.php`) are declined so that a Blade strategy or
-//! the line fallback takes them. Parsing is the host's (`syntax` import).
+//! the line fallback takes them. Parsing is the host's (`syntax` import): the
+//! plugin asks for the tree's named nodes once ([`Tree::nodes`], all kinds, so
+//! that every node's parent is its syntax parent), sorts the nodes it needs in
+//! one pass over that table ([`Scan`]) comparing kinds by a role table and
+//! fields by id, then post-processes what it found (scopes, imports, nesting,
+//! names, chunks). The structure it matches is what one tree-sitter query used
+//! to match; each rule of [`Scan`] says which pattern it stands for.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
 
 use code_intel_plugin_sdk::text::{docblock, elide, split_top_level, unquote};
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, MatchSet, Plugin, PluginError, PluginInfo, SourceFile, Span,
-    Tree, export_plugin, parse,
+    ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, Plugin, PluginError,
+    PluginInfo, SourceFile, Span, Tree, export_plugin, parse,
 };
 use serde_json::{Map, Value, json};
 
@@ -34,74 +41,16 @@ pub struct Php;
 /// Blade, Filament and migration strategies (higher numbers) are tried first.
 const PRIORITY: i32 = 10;
 
-/// Everything the plugin asks the host, in one query so that the tree is
-/// walked once (several queries cost a walk each). Capture names tell the
-/// patterns apart.
-const QUERY: &str = r#"
-; Declarations: @decl is a class, interface, trait, enum, function, method or
-; anonymous class.
-(class_declaration attributes: (attribute_list)? @attrs name: (name) @name body: (declaration_list) @body) @decl
-(interface_declaration attributes: (attribute_list)? @attrs name: (name) @name body: (declaration_list) @body) @decl
-(trait_declaration attributes: (attribute_list)? @attrs name: (name) @name body: (declaration_list) @body) @decl
-(enum_declaration attributes: (attribute_list)? @attrs name: (name) @name body: (enum_declaration_list) @body) @decl
-(function_definition attributes: (attribute_list)? @attrs name: (name) @name parameters: (formal_parameters) @params return_type: (_)? @ret body: (compound_statement) @body) @decl
-(method_declaration attributes: (attribute_list)? @attrs name: (name) @name parameters: (formal_parameters) @params return_type: (_)? @ret body: (compound_statement)? @body) @decl
-(anonymous_class) @decl
-
-; Namespaces, imports, class clauses, docblocks, members and parameters.
-(namespace_definition name: (namespace_name) @namespace) @ns
-(namespace_use_declaration) @use
-(base_clause [(name) (qualified_name) (relative_name)] @extends)
-(class_interface_clause [(name) (qualified_name) (relative_name)] @implements)
-(use_declaration [(name) (qualified_name) (relative_name)] @trait)
-((comment) @doc . [(class_declaration) (interface_declaration) (trait_declaration) (enum_declaration) (function_definition) (method_declaration)] @documented)
-(enum_declaration (primitive_type) @backing) @enum
-(enum_case name: (name) @case value: (_)? @case_value)
-(property_declaration (property_element name: (variable_name) @property default_value: (_)? @property_value))
-(simple_parameter type: (_)? @param_type name: (variable_name) @param_name) @param
-(property_promotion_parameter type: (_)? @param_type name: (variable_name) @param_name) @promoted
-(method_declaration name: (name) @casts_method body: (compound_statement (return_statement (array_creation_expression) @casts_array)) (#eq? @casts_method "casts"))
-
-; Names used in code.
-(named_type [(name) (qualified_name) (relative_name)] @class)
-(object_creation_expression [(name) (qualified_name) (relative_name)] @class)
-(scoped_call_expression scope: [(name) (qualified_name) (relative_name)] @class name: (name) @call)
-(class_constant_access_expression . [(name) (qualified_name) (relative_name)] @class)
-(scoped_property_access_expression scope: [(name) (qualified_name) (relative_name)] @class)
-(attribute [(name) (qualified_name)] @class)
-(binary_expression operator: "instanceof" right: [(name) (qualified_name) (relative_name)] @class)
-(function_call_expression function: [(name) (qualified_name) (relative_name)] @function)
-(member_call_expression name: (name) @call)
-(nullsafe_member_call_expression name: (name) @call)
-
-; Eloquent relations: `$this->hasMany(...)` and friends.
-(member_call_expression
-  object: (variable_name) @object
-  name: (name) @relation
-  arguments: (arguments) @args
-  (#eq? @object "$this")
-  (#any-of? @relation "hasOne" "hasMany" "belongsTo" "belongsToMany" "hasOneThrough" "hasManyThrough" "morphOne" "morphMany" "morphTo" "morphToMany" "morphedByMany")) @relation.call
-
-; Top-level statements (directly in the file or in a braced namespace).
-(program (_) @top)
-(namespace_definition body: (compound_statement (_) @top))
-"#;
-
-
-
-
-
-/// Statements that are not "top-level code" for the `script` chunk.
-const NOT_CODE: &[&str] = &[
-    "php_tag", "text", "text_interpolation", "comment", "namespace_definition", "namespace_use_declaration",
-    "declare_statement", "empty_statement", "class_declaration", "interface_declaration", "trait_declaration",
-    "enum_declaration", "function_definition",
-];
-
 /// Type names that are not classes: never dependencies or references.
 const SCALARS: &[&str] = &[
     "int", "integer", "float", "double", "string", "bool", "boolean", "array", "mixed", "null", "callable",
     "iterable", "object", "void", "never", "false", "true", "self", "static", "parent",
+];
+
+/// Eloquent relation methods: `$this->hasMany(...)` and friends.
+const RELATIONS: &[&str] = &[
+    "hasOne", "hasMany", "belongsTo", "belongsToMany", "hasOneThrough", "hasManyThrough", "morphOne", "morphMany",
+    "morphTo", "morphToMany", "morphedByMany",
 ];
 
 /// Relations whose second argument is the intermediate ("through") model.
@@ -118,6 +67,10 @@ const ELOQUENT_BASES: &[&str] = &[
 /// Model properties recorded in metadata as lists of strings.
 const LIST_PROPERTIES: &[&str] = &["fillable", "guarded", "hidden", "visible", "appends", "with", "translatable"];
 
+fn is_scalar(name: &str) -> bool {
+    SCALARS.iter().any(|s| s.eq_ignore_ascii_case(name))
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum DeclKind {
     Class,
@@ -130,18 +83,6 @@ enum DeclKind {
 }
 
 impl DeclKind {
-    fn from_node_kind(kind: &str) -> Self {
-        match kind {
-            "class_declaration" => Self::Class,
-            "interface_declaration" => Self::Interface,
-            "trait_declaration" => Self::Trait,
-            "enum_declaration" => Self::Enum,
-            "function_definition" => Self::Function,
-            "method_declaration" => Self::Method,
-            _ => Self::Anonymous,
-        }
-    }
-
     fn is_type(self) -> bool {
         matches!(self, Self::Class | Self::Interface | Self::Trait | Self::Enum)
     }
@@ -177,15 +118,30 @@ struct Decl {
     fqn: String,
 }
 
+/// Import table entries: lowercased alias -> target.
+type Imports = Vec<(String, String)>;
+
+fn import(table: &mut Imports, alias: String, target: String) {
+    match table.iter_mut().find(|(a, _)| *a == alias) {
+        Some(entry) => entry.1 = target,
+        None => table.push((alias, target)),
+    }
+}
+
+/// The target imported as `alias` (any case).
+fn imported<'t>(table: &'t Imports, alias: &str) -> Option<&'t String> {
+    table.iter().find(|(a, _)| a.eq_ignore_ascii_case(alias)).map(|(_, target)| target)
+}
+
 /// One namespace region and the imports made in it.
 #[derive(Default)]
 struct Scope {
     start: u32,
     namespace: String,
-    /// Lowercased alias -> FQCN.
-    classes: HashMap<String, String>,
+    /// Lowercased alias -> FQCN (a few entries: searched in order).
+    classes: Imports,
     /// Lowercased alias -> fully qualified function name.
-    functions: HashMap<String, String>,
+    functions: Imports,
     /// Imports as written, resolved: `Foo\Bar as Baz`.
     listed: Vec<String>,
 }
@@ -195,7 +151,7 @@ impl Scope {
     /// `self`/`static`/`parent` (the caller knows what those mean).
     fn resolve_class(&self, written: &str) -> Option<String> {
         let written = written.trim();
-        if written.is_empty() || SCALARS.contains(&written.to_ascii_lowercase().as_str()) {
+        if written.is_empty() || is_scalar(written) {
             return None;
         }
         if let Some(full) = written.strip_prefix('\\') {
@@ -205,7 +161,7 @@ impl Scope {
             return Some(qualify(&self.namespace, rest));
         }
         let (first, rest) = written.split_once('\\').map_or((written, None), |(f, r)| (f, Some(r)));
-        if let Some(target) = self.classes.get(&first.to_ascii_lowercase()) {
+        if let Some(target) = imported(&self.classes, first) {
             return Some(rest.map_or_else(|| target.clone(), |r| format!("{target}\\{r}")));
         }
         Some(qualify(&self.namespace, written))
@@ -216,7 +172,7 @@ impl Scope {
         if let Some(full) = written.strip_prefix('\\') {
             return Some(full.to_string());
         }
-        self.functions.get(&written.to_ascii_lowercase()).cloned()
+        imported(&self.functions, written).cloned()
     }
 }
 
@@ -270,7 +226,7 @@ fn strip_kind<'a>(text: &'a str, default: &'static str) -> (&'static str, &'a st
 /// Class names in a type (`?Foo`, `A|B`, `(A&B)|null`), scalars excluded.
 fn type_names(ty: &str) -> Vec<&str> {
     ty.split(|c: char| "|&?()".contains(c) || c.is_whitespace())
-        .filter(|t| !t.is_empty() && !SCALARS.contains(&t.to_ascii_lowercase().as_str()))
+        .filter(|t| !t.is_empty() && !is_scalar(t))
         .collect()
 }
 
@@ -368,23 +324,410 @@ impl Plugin for Php {
 
 export_plugin!(Php);
 
-/// Everything the queries say about the file, matched to declarations.
-struct Facts {
-    decls: Vec<Decl>,
-    scopes: Vec<Scope>,
-    /// Per declaration index.
-    extends: HashMap<usize, Vec<String>>,
-    implements: HashMap<usize, Vec<String>>,
-    traits: HashMap<usize, Vec<String>>,
-    backing: HashMap<usize, String>,
-    cases: HashMap<usize, Vec<Value>>,
-    properties: HashMap<usize, Vec<(String, Option<String>)>>,
-    /// Per method index: (type, variable, promoted).
-    params: HashMap<usize, Vec<(Option<String>, String, bool)>>,
-    casts_method: HashMap<usize, String>,
+/// What the plugin does with a node kind: the grammar kinds it looks at, one
+/// role each, and `Other` for the rest.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Role {
+    Other,
+    Program,
+    Error,
+    Decl(DeclKind),
+    Name,
+    QualifiedName,
+    RelativeName,
+    VariableName,
+    AttributeList,
+    DeclarationList,
+    EnumDeclarationList,
+    FormalParameters,
+    CompoundStatement,
+    Comment,
+    NamespaceDefinition,
+    NamespaceName,
+    NamespaceUse,
+    BaseClause,
+    InterfaceClause,
+    UseDeclaration,
+    PrimitiveType,
+    EnumCase,
+    PropertyDeclaration,
+    PropertyElement,
+    SimpleParameter,
+    PromotionParameter,
+    ReturnStatement,
+    ArrayCreation,
+    Arguments,
+    NamedType,
+    ObjectCreation,
+    ScopedCall,
+    ClassConstantAccess,
+    ScopedPropertyAccess,
+    Attribute,
+    Binary,
+    FunctionCall,
+    MemberCall,
+    NullsafeMemberCall,
+    /// Statements that are not "top-level code" for the `script` chunk
+    /// (besides comments, namespaces, imports and named declarations).
+    NotCode,
 }
 
-impl Facts {
+impl Role {
+    fn of(kind: &str) -> Self {
+        match kind {
+            "program" => Self::Program,
+            "ERROR" => Self::Error,
+            "class_declaration" => Self::Decl(DeclKind::Class),
+            "interface_declaration" => Self::Decl(DeclKind::Interface),
+            "trait_declaration" => Self::Decl(DeclKind::Trait),
+            "enum_declaration" => Self::Decl(DeclKind::Enum),
+            "function_definition" => Self::Decl(DeclKind::Function),
+            "method_declaration" => Self::Decl(DeclKind::Method),
+            "anonymous_class" => Self::Decl(DeclKind::Anonymous),
+            "name" => Self::Name,
+            "qualified_name" => Self::QualifiedName,
+            "relative_name" => Self::RelativeName,
+            "variable_name" => Self::VariableName,
+            "attribute_list" => Self::AttributeList,
+            "declaration_list" => Self::DeclarationList,
+            "enum_declaration_list" => Self::EnumDeclarationList,
+            "formal_parameters" => Self::FormalParameters,
+            "compound_statement" => Self::CompoundStatement,
+            "comment" => Self::Comment,
+            "namespace_definition" => Self::NamespaceDefinition,
+            "namespace_name" => Self::NamespaceName,
+            "namespace_use_declaration" => Self::NamespaceUse,
+            "base_clause" => Self::BaseClause,
+            "class_interface_clause" => Self::InterfaceClause,
+            "use_declaration" => Self::UseDeclaration,
+            "primitive_type" => Self::PrimitiveType,
+            "enum_case" => Self::EnumCase,
+            "property_declaration" => Self::PropertyDeclaration,
+            "property_element" => Self::PropertyElement,
+            "simple_parameter" => Self::SimpleParameter,
+            "property_promotion_parameter" => Self::PromotionParameter,
+            "return_statement" => Self::ReturnStatement,
+            "array_creation_expression" => Self::ArrayCreation,
+            "arguments" => Self::Arguments,
+            "named_type" => Self::NamedType,
+            "object_creation_expression" => Self::ObjectCreation,
+            "scoped_call_expression" => Self::ScopedCall,
+            "class_constant_access_expression" => Self::ClassConstantAccess,
+            "scoped_property_access_expression" => Self::ScopedPropertyAccess,
+            "attribute" => Self::Attribute,
+            "binary_expression" => Self::Binary,
+            "function_call_expression" => Self::FunctionCall,
+            "member_call_expression" => Self::MemberCall,
+            "nullsafe_member_call_expression" => Self::NullsafeMemberCall,
+            "php_tag" | "text" | "text_interpolation" | "declare_statement" | "empty_statement" => Self::NotCode,
+            _ => Self::Other,
+        }
+    }
+
+    /// A class name as code writes it: `Foo`, `Foo\Bar`, `namespace\Foo`.
+    fn is_class_name(self) -> bool {
+        matches!(self, Self::Name | Self::QualifiedName | Self::RelativeName)
+    }
+
+    /// A statement that makes the file have top-level code (any named node
+    /// but errors, comments, tags, inline HTML, namespaces, imports,
+    /// `declare`, `;` and named declarations).
+    fn is_code(self) -> bool {
+        !matches!(
+            self,
+            Self::NotCode
+                | Self::Comment
+                | Self::Error
+                | Self::NamespaceDefinition
+                | Self::NamespaceUse
+                | Self::Decl(DeclKind::Class | DeclKind::Interface | DeclKind::Trait | DeclKind::Enum | DeclKind::Function)
+        )
+    }
+}
+
+/// The index a [`KindId`] stands for. The SDK keeps it private; its derived
+/// `Hash` writes it as one integer, which this hasher keeps as is, so that a
+/// kind's role is one vector index away instead of a chain of comparisons.
+fn kind_index(kind: KindId) -> usize {
+    struct Identity(u64);
+    impl Hasher for Identity {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for (i, b) in bytes.iter().enumerate().take(8) {
+                self.0 |= u64::from(*b) << (8 * i);
+            }
+        }
+        fn write_u32(&mut self, n: u32) {
+            self.0 = u64::from(n);
+        }
+    }
+    let mut hasher = Identity(0);
+    kind.hash(&mut hasher);
+    usize::try_from(hasher.finish()).unwrap_or(usize::MAX)
+}
+
+/// The roles of the table's kinds and the ids of the fields the plugin
+/// reads, looked up once per file.
+struct Kinds {
+    /// Kind index -> role.
+    roles: Vec<Role>,
+    attributes: Option<FieldId>,
+    name: Option<FieldId>,
+    body: Option<FieldId>,
+    parameters: Option<FieldId>,
+    return_type: Option<FieldId>,
+    value: Option<FieldId>,
+    default_value: Option<FieldId>,
+    type_: Option<FieldId>,
+    scope: Option<FieldId>,
+    object: Option<FieldId>,
+    arguments: Option<FieldId>,
+    function: Option<FieldId>,
+    left: Option<FieldId>,
+    right: Option<FieldId>,
+}
+
+impl Kinds {
+    fn of(nodes: &NodeTable<'_>) -> Self {
+        // The host numbers kinds in the order they first occur, so a kind
+        // seen for the first time has the next index.
+        let mut roles: Vec<Option<Role>> = Vec::new();
+        for node in nodes.iter() {
+            let index = kind_index(node.kind_id());
+            if index >= roles.len() {
+                roles.resize(index + 1, None);
+            }
+            if roles[index].is_none() {
+                roles[index] = Some(Role::of(node.kind()));
+            }
+        }
+        Self {
+            roles: roles.into_iter().map(|r| r.unwrap_or(Role::Other)).collect(),
+            attributes: nodes.field_id("attributes"),
+            name: nodes.field_id("name"),
+            body: nodes.field_id("body"),
+            parameters: nodes.field_id("parameters"),
+            return_type: nodes.field_id("return_type"),
+            value: nodes.field_id("value"),
+            default_value: nodes.field_id("default_value"),
+            type_: nodes.field_id("type"),
+            scope: nodes.field_id("scope"),
+            object: nodes.field_id("object"),
+            arguments: nodes.field_id("arguments"),
+            function: nodes.field_id("function"),
+            left: nodes.field_id("left"),
+            right: nodes.field_id("right"),
+        }
+    }
+
+    #[inline]
+    fn role(&self, node: NodeRef<'_>) -> Role {
+        self.roles.get(kind_index(node.kind_id())).copied().unwrap_or(Role::Other)
+    }
+
+    fn parent_role(&self, node: NodeRef<'_>) -> Role {
+        node.parent().map_or(Role::Other, |p| self.role(p))
+    }
+
+    /// The first child of `node` filling `field` when it has `role`.
+    fn child<'a>(&self, node: NodeRef<'a>, field: Option<FieldId>, role: Role) -> Option<NodeRef<'a>> {
+        node.child_by(field?).filter(|c| self.role(*c) == role)
+    }
+
+    /// The first child of `node` filling `field`, when a query's `(_)` takes
+    /// it (any named node but an error).
+    fn any_child<'a>(&self, node: NodeRef<'a>, field: Option<FieldId>) -> Option<NodeRef<'a>> {
+        node.child_by(field?).filter(|c| self.role(*c) != Role::Error)
+    }
+}
+
+/// How code uses a class or function name (what the query captured as
+/// `@class`, `@function` and `@call`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum UseKind {
+    Class,
+    Function,
+    Call,
+}
+
+/// Which declaration clause names a type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Clause {
+    Extends,
+    Implements,
+    Trait,
+}
+
+/// The nodes the plugin works on, sorted out in one pass over the table, in
+/// document order within each list.
+#[derive(Default)]
+struct Scan<'a> {
+    root: Option<NodeRef<'a>>,
+    /// Every class, interface, trait, enum, function, method and anonymous class.
+    decls: Vec<NodeRef<'a>>,
+    namespaces: Vec<NodeRef<'a>>,
+    /// `use ...;` statements (imports).
+    imports: Vec<NodeRef<'a>>,
+    /// (docblock, the declaration right after it).
+    docs: Vec<(NodeRef<'a>, NodeRef<'a>)>,
+    /// Names in `extends`, `implements` and trait `use` clauses.
+    clauses: Vec<(Clause, NodeRef<'a>)>,
+    /// (enum, its backing `primitive_type`).
+    backings: Vec<(NodeRef<'a>, NodeRef<'a>)>,
+    cases: Vec<NodeRef<'a>>,
+    /// `property_element`s of property declarations.
+    properties: Vec<NodeRef<'a>>,
+    /// Simple and promoted parameters.
+    params: Vec<NodeRef<'a>>,
+    uses: Vec<(UseKind, NodeRef<'a>)>,
+    /// `$this->hasMany(...)` and the other relation calls.
+    relations: Vec<NodeRef<'a>>,
+}
+
+impl<'a> Scan<'a> {
+    fn of(nodes: &'a NodeTable<'a>, k: &Kinds) -> Self {
+        let mut scan = Scan::default();
+        let source = nodes.source();
+        for node in nodes.iter() {
+            match k.role(node) {
+                Role::Name | Role::QualifiedName | Role::RelativeName => scan.name(node, k, source),
+                Role::Decl(_) => scan.decls.push(node),
+                Role::Comment => {
+                    // ((comment) @doc . [declarations] @documented): the next
+                    // named sibling, under a parent that is not an error.
+                    let Some(parent) = node.parent().filter(|p| k.role(*p) != Role::Error) else { continue };
+                    let next = nodes.get(node.index() + 1 + node.descendants().len());
+                    if let Some(next) = next.filter(|n| n.parent() == Some(parent))
+                        && matches!(k.role(next), Role::Decl(kind) if kind != DeclKind::Anonymous)
+                    {
+                        scan.docs.push((node, next));
+                    }
+                }
+                Role::NamespaceDefinition => scan.namespaces.push(node),
+                Role::NamespaceUse => scan.imports.push(node),
+                Role::PrimitiveType => {
+                    if let Some(parent) = node.parent().filter(|p| k.role(*p) == Role::Decl(DeclKind::Enum)) {
+                        scan.backings.push((parent, node));
+                    }
+                }
+                Role::EnumCase => scan.cases.push(node),
+                Role::PropertyElement if k.parent_role(node) == Role::PropertyDeclaration => scan.properties.push(node),
+                Role::SimpleParameter | Role::PromotionParameter => scan.params.push(node),
+                Role::MemberCall if is_relation(node, k) => scan.relations.push(node),
+                Role::Program if scan.root.is_none() => scan.root = Some(node),
+                _ => {}
+            }
+        }
+        scan
+    }
+
+    /// A `name`, `qualified_name` or `relative_name`: a use of a class or
+    /// function, a method call's name or a clause's type, by its parent.
+    fn name(&mut self, node: NodeRef<'a>, k: &Kinds, source: &str) {
+        let Some(parent) = node.parent() else { return };
+        let role = k.role(node);
+        let field = node.field_id();
+        let found = match k.role(parent) {
+            Role::NamedType | Role::ObjectCreation => Some(UseKind::Class),
+            Role::ScopedCall => {
+                // (scoped_call_expression scope: [names] @class name: (name) @call)
+                if field.is_some() && field == k.scope {
+                    k.child(parent, k.name, Role::Name).map(|_| UseKind::Class)
+                } else if role == Role::Name && field.is_some() && field == k.name {
+                    k.scope.and_then(|f| parent.child_by(f)).filter(|s| k.role(*s).is_class_name()).map(|_| UseKind::Call)
+                } else {
+                    None
+                }
+            }
+            // The first named child: `Foo::BAR`, `Foo::class`.
+            Role::ClassConstantAccess => (parent.children().next() == Some(node)).then_some(UseKind::Class),
+            Role::ScopedPropertyAccess => (field.is_some() && field == k.scope).then_some(UseKind::Class),
+            Role::Attribute => (role != Role::RelativeName).then_some(UseKind::Class),
+            Role::Binary => (field.is_some() && field == k.right && is_instanceof(parent, node, k, source)).then_some(UseKind::Class),
+            Role::FunctionCall => (field.is_some() && field == k.function).then_some(UseKind::Function),
+            Role::MemberCall | Role::NullsafeMemberCall => {
+                (role == Role::Name && field.is_some() && field == k.name).then_some(UseKind::Call)
+            }
+            Role::BaseClause => {
+                self.clauses.push((Clause::Extends, node));
+                None
+            }
+            Role::InterfaceClause => {
+                self.clauses.push((Clause::Implements, node));
+                None
+            }
+            Role::UseDeclaration => {
+                self.clauses.push((Clause::Trait, node));
+                None
+            }
+            _ => None,
+        };
+        if let Some(kind) = found {
+            self.uses.push((kind, node));
+        }
+    }
+}
+
+/// True when binary expression `binary` is `left instanceof right`: the only
+/// text between its left operand and `right`, comments aside, is the keyword
+/// (any case, as PHP keywords are).
+fn is_instanceof(binary: NodeRef<'_>, right: NodeRef<'_>, k: &Kinds, source: &str) -> bool {
+    let mut operator: Option<&str> = None;
+    let mut gap = |from: u32, to: u32| -> bool {
+        let piece = source.get(from as usize..to as usize).unwrap_or_default().trim();
+        if piece.is_empty() {
+            return true;
+        }
+        operator.replace(piece).is_none()
+    };
+    let mut at = binary.start_byte();
+    for child in binary.children() {
+        if child == right {
+            break;
+        }
+        if child.field_id().is_some() && child.field_id() == k.left {
+            at = child.end_byte();
+        } else {
+            // A comment (or anything else named) between the operands.
+            if !gap(at, child.start_byte()) {
+                return false;
+            }
+            at = at.max(child.end_byte());
+        }
+    }
+    if !gap(at, right.start_byte()) {
+        return false;
+    }
+    operator.is_some_and(|o| o.eq_ignore_ascii_case("instanceof"))
+}
+
+/// `$this->hasMany(...)` and the other relations: the object is `$this`,
+/// the name a relation method, and the call has arguments.
+fn is_relation(call: NodeRef<'_>, k: &Kinds) -> bool {
+    k.child(call, k.object, Role::VariableName).is_some_and(|o| o.text() == "$this")
+        && k.child(call, k.name, Role::Name).is_some_and(|n| RELATIONS.contains(&n.text()))
+        && k.child(call, k.arguments, Role::Arguments).is_some()
+}
+
+/// Everything the scan says about the file, matched to declarations.
+struct Facts<'a> {
+    decls: Vec<Decl>,
+    scopes: Vec<Scope>,
+    /// Per declaration index: names as written.
+    extends: Vec<Vec<&'a str>>,
+    implements: Vec<Vec<&'a str>>,
+    traits: Vec<Vec<&'a str>>,
+    backing: Vec<Option<&'a str>>,
+    cases: Vec<Vec<Value>>,
+    properties: Vec<Vec<(&'a str, Option<&'a str>)>>,
+    /// Per method index: (type, variable, promoted).
+    params: Vec<Vec<(Option<&'a str>, &'a str, bool)>>,
+    casts_method: Vec<Option<&'a str>>,
+}
+
+impl Facts<'_> {
     fn scope_at(&self, at: u32) -> &Scope {
         let i = self.scopes.partition_point(|s| s.start <= at);
         &self.scopes[i.saturating_sub(1)]
@@ -426,49 +769,140 @@ impl Facts {
         }
         None
     }
+
+    /// The declaration whose node starts at `at` (the last one, should two).
+    fn starting_at(&self, at: u32) -> Option<usize> {
+        let i = self.decls.partition_point(|d| d.node.start_byte <= at).checked_sub(1)?;
+        (self.decls[i].node.start_byte == at).then_some(i)
+    }
 }
 
-fn collect(matches: &MatchSet<'_>) -> Facts {
-    let mut decls = Vec::new();
-    for m in matches {
-        let Some(node) = m.get("decl") else { continue };
-        let kind = DeclKind::from_node_kind(node.kind);
-        let name = m.get("name");
-        let start = m.get("attrs").map_or(node.start_byte, |a| a.end_byte);
-        let end = match kind {
-            DeclKind::Function | DeclKind::Method => {
-                m.get("ret").or_else(|| m.get("params")).map_or(node.end_byte, |c| c.end_byte)
-            }
-            _ => m.get("body").map_or(node.end_byte, |c| c.start_byte),
-        };
-        decls.push(Decl {
+/// The parts of a declaration node the plugin reads, by field.
+#[derive(Default)]
+struct DeclParts<'a> {
+    attributes: Option<NodeRef<'a>>,
+    name: Option<NodeRef<'a>>,
+    parameters: Option<NodeRef<'a>>,
+    return_type: Option<NodeRef<'a>>,
+    body: Option<NodeRef<'a>>,
+}
+
+impl<'a> DeclParts<'a> {
+    /// The first child in each field (one pass over the children).
+    fn of(node: NodeRef<'a>, k: &Kinds) -> Self {
+        let mut parts = Self::default();
+        for child in node.children() {
+            let Some(field) = child.field_id() else { continue };
+            let slot = if Some(field) == k.attributes {
+                &mut parts.attributes
+            } else if Some(field) == k.name {
+                &mut parts.name
+            } else if Some(field) == k.parameters {
+                &mut parts.parameters
+            } else if Some(field) == k.return_type {
+                &mut parts.return_type
+            } else if Some(field) == k.body {
+                &mut parts.body
+            } else {
+                continue;
+            };
+            slot.get_or_insert(child);
+        }
+        parts
+    }
+}
+
+/// The declaration `node` stands for, when it has the parts a declaration
+/// needs (a name, a body for types and functions, parameters for functions
+/// and methods); `None` for broken code.
+fn decl_of(node: NodeRef<'_>, kind: DeclKind, k: &Kinds) -> Option<Decl> {
+    let node_span = Span::of(node);
+    if kind == DeclKind::Anonymous {
+        return Some(Decl {
             kind,
-            name: name.map_or_else(|| "class@anonymous".to_string(), |n| n.text.to_string()),
-            node: Span::of(node),
-            outer: Span::of(node),
-            header: (start, end),
-            name_start: name.map_or(node.start_byte, |n| n.start_byte),
-            body: m.get("body").map(Span::of),
-            params: m.get("params").map(Span::of),
+            name: "class@anonymous".to_string(),
+            node: node_span,
+            outer: node_span,
+            header: (node.start_byte(), node.end_byte()),
+            name_start: node.start_byte(),
+            body: None,
+            params: None,
             docstring: None,
             parent: None,
             chunked: false,
             fqn: String::new(),
         });
     }
+    let parts = DeclParts::of(node, k);
+    let attributes = parts.attributes.filter(|a| k.role(*a) == Role::AttributeList);
+    let name = parts.name.filter(|n| k.role(*n) == Role::Name)?;
+    let (params, end, body) = match kind {
+        DeclKind::Function | DeclKind::Method => {
+            let params = parts.parameters.filter(|p| k.role(*p) == Role::FormalParameters)?;
+            let ret = parts.return_type.filter(|r| k.role(*r) != Role::Error);
+            let body = parts.body.filter(|b| k.role(*b) == Role::CompoundStatement);
+            if kind == DeclKind::Function && body.is_none() {
+                return None;
+            }
+            (Some(params), ret.unwrap_or(params).end_byte(), body)
+        }
+        _ => {
+            let list = if kind == DeclKind::Enum { Role::EnumDeclarationList } else { Role::DeclarationList };
+            let body = parts.body.filter(|b| k.role(*b) == list)?;
+            (None, body.start_byte(), Some(body))
+        }
+    };
+    Some(Decl {
+        kind,
+        name: name.text().to_string(),
+        node: node_span,
+        outer: node_span,
+        header: (attributes.map_or(node.start_byte(), NodeRef::end_byte), end),
+        name_start: name.start_byte(),
+        body: body.map(Span::of),
+        params: params.map(Span::of),
+        docstring: None,
+        parent: None,
+        chunked: false,
+        fqn: String::new(),
+    })
+}
+
+/// The array a `casts()` method returns (`protected function casts(): array
+/// { return [...]; }`): every array returned directly by its body.
+fn casts_arrays<'a, 'k>(method: NodeRef<'a>, k: &'k Kinds) -> impl Iterator<Item = NodeRef<'a>> + use<'a, 'k> {
+    let body = k.child(method, k.name, Role::Name)
+        .filter(|n| n.text() == "casts")
+        .and_then(|_| k.child(method, k.body, Role::CompoundStatement));
+    body.into_iter()
+        .flat_map(|b| b.children())
+        .filter(|s| k.role(*s) == Role::ReturnStatement)
+        .flat_map(|s| s.children())
+        .filter(|a| k.role(*a) == Role::ArrayCreation)
+}
+
+fn collect<'a>(scan: &Scan<'a>, k: &Kinds) -> Facts<'a> {
+    let mut decls: Vec<Decl> = Vec::with_capacity(scan.decls.len());
+    for &node in &scan.decls {
+        let Role::Decl(kind) = k.role(node) else { continue };
+        decls.extend(decl_of(node, kind, k));
+    }
+    // The table is in document order, an enclosing node before the ones it
+    // contains: the order this sort keeps.
     decls.sort_by_key(|d| (d.node.start_byte, std::cmp::Reverse(d.node.end_byte)));
 
+    let count = decls.len();
     let mut facts = Facts {
         decls,
         scopes: Vec::new(),
-        extends: HashMap::new(),
-        implements: HashMap::new(),
-        traits: HashMap::new(),
-        backing: HashMap::new(),
-        cases: HashMap::new(),
-        properties: HashMap::new(),
-        params: HashMap::new(),
-        casts_method: HashMap::new(),
+        extends: vec![Vec::new(); count],
+        implements: vec![Vec::new(); count],
+        traits: vec![Vec::new(); count],
+        backing: vec![None; count],
+        cases: vec![Vec::new(); count],
+        properties: vec![Vec::new(); count],
+        params: vec![Vec::new(); count],
+        casts_method: vec![None; count],
     };
     // Nesting (before docblocks widen spans: nesting is by the nodes).
     let mut stack: Vec<usize> = Vec::new();
@@ -492,60 +926,67 @@ fn collect(matches: &MatchSet<'_>) -> Facts {
         stack.push(i);
     }
 
-    let by_start: HashMap<u32, usize> = facts.decls.iter().enumerate().map(|(i, d)| (d.node.start_byte, i)).collect();
-    let mut namespaces: Vec<(u32, String)> = Vec::new();
-    let mut uses: Vec<(u32, String)> = Vec::new();
+    for &(clause, name) in &scan.clauses {
+        let at = name.start_byte();
+        let (owner, list) = match clause {
+            Clause::Extends => (facts.innermost(at), &mut facts.extends),
+            Clause::Implements => (facts.innermost(at), &mut facts.implements),
+            Clause::Trait => (facts.owning_type(at), &mut facts.traits),
+        };
+        if let Some(i) = owner {
+            list[i].push(name.text());
+        }
+    }
     let mut docs: Vec<(usize, Span, String)> = Vec::new();
-    for m in matches {
-        let at = m.captures().next().map_or(0, |c| c.start_byte);
-        if let (Some(ns), Some(name)) = (m.get("ns"), m.get("namespace")) {
-            namespaces.push((ns.start_byte, name.text.to_string()));
-        } else if let Some(u) = m.get("use") {
-            uses.push((u.start_byte, u.text.to_string()));
-        } else if let Some(c) = m.get("extends") {
-            if let Some(i) = facts.innermost(c.start_byte) {
-                facts.extends.entry(i).or_default().push(c.text.to_string());
-            }
-        } else if let Some(c) = m.get("implements") {
-            if let Some(i) = facts.innermost(c.start_byte) {
-                facts.implements.entry(i).or_default().push(c.text.to_string());
-            }
-        } else if let Some(c) = m.get("trait") {
-            if let Some(i) = facts.owning_type(c.start_byte) {
-                facts.traits.entry(i).or_default().push(c.text.to_string());
-            }
-        } else if let (Some(doc), Some(decl)) = (m.get("doc"), m.get("documented")) {
-            if let (Some(&i), Some(text)) = (by_start.get(&decl.start_byte), docblock(doc.text)) {
-                docs.push((i, Span::of(doc), text));
-            }
-        } else if let (Some(e), Some(backing)) = (m.get("enum"), m.get("backing")) {
-            if let Some(&i) = by_start.get(&e.start_byte) {
-                facts.backing.insert(i, backing.text.to_string());
-            }
-        } else if let Some(case) = m.get("case") {
-            if let Some(i) = facts.owning_type(case.start_byte) {
-                let value = m.get("case_value").map_or(Value::Null, |v| match (unquote(v.text), v.text.trim().parse::<i64>()) {
+    for &(doc, decl) in &scan.docs {
+        if let (Some(i), Some(text)) = (facts.starting_at(decl.start_byte()), docblock(doc.text())) {
+            docs.push((i, Span::of(doc), text));
+        }
+    }
+    for &(enumeration, backing) in &scan.backings {
+        if let Some(i) = facts.starting_at(enumeration.start_byte()) {
+            facts.backing[i] = Some(backing.text());
+        }
+    }
+    for &case in &scan.cases {
+        let Some(name) = k.child(case, k.name, Role::Name) else { continue };
+        if let Some(i) = facts.owning_type(name.start_byte()) {
+            let value = k.any_child(case, k.value).map_or(Value::Null, |v| {
+                let text = v.text();
+                match (unquote(text), text.trim().parse::<i64>()) {
                     (Some(s), _) => json!(s),
                     (None, Ok(n)) => json!(n),
-                    (None, Err(_)) => json!(v.text),
-                });
-                facts.cases.entry(i).or_default().push(json!({"name": case.text, "value": value}));
+                    (None, Err(_)) => json!(text),
+                }
+            });
+            facts.cases[i].push(json!({"name": name.text(), "value": value}));
+        }
+    }
+    for &element in &scan.properties {
+        let Some(name) = k.child(element, k.name, Role::VariableName) else { continue };
+        if let Some(i) = facts.owning_type(name.start_byte()) {
+            let value = k.any_child(element, k.default_value).map(NodeRef::text);
+            facts.properties[i].push((name.text().trim_start_matches('$'), value));
+        }
+    }
+    for &param in &scan.params {
+        let Some(name) = k.child(param, k.name, Role::VariableName) else { continue };
+        let inside = |i: &usize| facts.decls[*i].params.is_some_and(|p| p.contains_byte(name.start_byte()));
+        if let Some(i) = facts.innermost(param.start_byte()).filter(inside) {
+            let ty = k.any_child(param, k.type_).map(NodeRef::text);
+            let promoted = k.role(param) == Role::PromotionParameter;
+            facts.params[i].push((ty, name.text().trim_start_matches('$'), promoted));
+        }
+    }
+    for &method in &scan.decls {
+        if k.role(method) != Role::Decl(DeclKind::Method) {
+            continue;
+        }
+        for array in casts_arrays(method, k) {
+            if let Some(i) = facts.innermost(array.start_byte()).and_then(|m| facts.decls[m].parent) {
+                facts.casts_method[i] = Some(array.text());
             }
-        } else if let Some(p) = m.get("property") {
-            if let Some(i) = facts.owning_type(p.start_byte) {
-                let name = p.text.trim_start_matches('$').to_string();
-                facts.properties.entry(i).or_default().push((name, m.text("property_value").map(str::to_string)));
-            }
-        } else if let Some(name) = m.get("param_name") {
-            if let Some(i) = facts.innermost(at).filter(|&i| facts.decls[i].params.is_some_and(|p| p.contains_byte(name.start_byte))) {
-                let ty = m.text("param_type").map(str::to_string);
-                let promoted = m.get("promoted").is_some();
-                facts.params.entry(i).or_default().push((ty, name.text.trim_start_matches('$').to_string(), promoted));
-            }
-        } else if let Some(array) = m.get("casts_array")
-            && let Some(i) = facts.innermost(array.start_byte).and_then(|m| facts.decls[m].parent) {
-                facts.casts_method.insert(i, array.text.to_string());
-            }
+        }
     }
     for (i, doc, text) in docs {
         let decl = &mut facts.decls[i];
@@ -554,25 +995,26 @@ fn collect(matches: &MatchSet<'_>) -> Facts {
     }
 
     // Scopes: one per namespace (or the whole file), with their imports.
+    let mut namespaces: Vec<(u32, String)> = scan
+        .namespaces
+        .iter()
+        .filter_map(|ns| k.child(*ns, k.name, Role::NamespaceName).map(|name| (ns.start_byte(), name.text().to_string())))
+        .collect();
     namespaces.sort();
-    facts.scopes = if namespaces.is_empty() {
-        vec![Scope::default()]
-    } else {
-        let mut scopes = vec![Scope::default()];
-        scopes.extend(namespaces.into_iter().map(|(start, namespace)| Scope { start, namespace, ..Scope::default() }));
-        scopes
-    };
-    for (at, text) in uses {
+    facts.scopes = vec![Scope::default()];
+    facts.scopes.extend(namespaces.into_iter().map(|(start, namespace)| Scope { start, namespace, ..Scope::default() }));
+    for statement in &scan.imports {
+        let at = statement.start_byte();
         let i = facts.scopes.partition_point(|s| s.start <= at).saturating_sub(1);
         let scope = &mut facts.scopes[i];
-        for (kind, target, alias) in parse_use(&text) {
+        for (kind, target, alias) in parse_use(statement.text()) {
             let listed = if short(&target) == alias { target.clone() } else { format!("{target} as {alias}") };
             if !scope.listed.contains(&listed) {
                 scope.listed.push(listed);
             }
             let table = if kind == "function" { &mut scope.functions } else { &mut scope.classes };
             if kind != "const" {
-                table.insert(alias.to_ascii_lowercase(), target);
+                import(table, alias.to_ascii_lowercase(), target);
             }
         }
     }
@@ -588,38 +1030,36 @@ fn collect(matches: &MatchSet<'_>) -> Facts {
     facts
 }
 
-/// References (as written) and related symbols (resolved) per chunk owner.
+/// References (as written) and related symbols (resolved) of one chunk.
 #[derive(Default)]
-struct Uses {
-    references: BTreeSet<String>,
+struct Uses<'a> {
+    references: BTreeSet<&'a str>,
     related: BTreeSet<String>,
 }
 
-fn collect_uses(matches: &MatchSet<'_>, facts: &Facts) -> HashMap<Option<usize>, Uses> {
-    let mut per_owner: HashMap<Option<usize>, Uses> = HashMap::new();
-    for m in matches {
-        for c in m.captures() {
-            let owner = facts.owner(c.start_byte);
-            let scope = facts.scope_at(c.start_byte);
-            let uses = per_owner.entry(owner).or_default();
-            match c.name {
-                "class" => {
-                    let written = c.text.trim();
-                    if let Some(fqcn) = scope.resolve_class(written) {
-                        uses.references.insert(short(written).to_string());
-                        uses.related.insert(fqcn);
-                    }
+/// Uses per chunk: index `0` is the `script` chunk, `i + 1` declaration `i`.
+fn collect_uses<'a>(scan: &Scan<'a>, facts: &Facts<'_>) -> Vec<Uses<'a>> {
+    let mut per_owner: Vec<Uses<'a>> = (0..=facts.decls.len()).map(|_| Uses::default()).collect();
+    for &(kind, node) in &scan.uses {
+        let at = node.start_byte();
+        let uses = &mut per_owner[facts.owner(at).map_or(0, |i| i + 1)];
+        let text = node.text();
+        match kind {
+            UseKind::Class => {
+                let written = text.trim();
+                if let Some(fqcn) = facts.scope_at(at).resolve_class(written) {
+                    uses.references.insert(short(written));
+                    uses.related.insert(fqcn);
                 }
-                "function" => {
-                    uses.references.insert(short(c.text.trim()).to_string());
-                    if let Some(full) = scope.resolve_function(c.text.trim()) {
-                        uses.related.insert(full);
-                    }
+            }
+            UseKind::Function => {
+                uses.references.insert(short(text.trim()));
+                if let Some(full) = facts.scope_at(at).resolve_function(text.trim()) {
+                    uses.related.insert(full);
                 }
-                "call" => {
-                    uses.references.insert(c.text.to_string());
-                }
-                _ => {}
+            }
+            UseKind::Call => {
+                uses.references.insert(text);
             }
         }
     }
@@ -627,22 +1067,26 @@ fn collect_uses(matches: &MatchSet<'_>, facts: &Facts) -> HashMap<Option<usize>,
 }
 
 /// One Eloquent relation found in a method.
-struct Relation {
+struct Relation<'a> {
     method: usize,
-    kind: String,
+    kind: &'a str,
     related: Option<String>,
     through: Option<String>,
 }
 
-fn collect_relations(matches: &MatchSet<'_>, facts: &Facts) -> Vec<Relation> {
+fn collect_relations<'a>(scan: &Scan<'a>, k: &Kinds, facts: &Facts<'_>) -> Vec<Relation<'a>> {
     let mut relations = Vec::new();
-    for m in matches {
-        let (Some(call), Some(kind), Some(args)) = (m.get("relation.call"), m.text("relation"), m.get("args")) else { continue };
-        let Some(method) = facts.innermost(call.start_byte).filter(|&i| facts.decls[i].kind == DeclKind::Method) else {
+    for &call in &scan.relations {
+        let (Some(kind), Some(args)) =
+            (k.child(call, k.name, Role::Name).map(NodeRef::text), k.child(call, k.arguments, Role::Arguments))
+        else {
             continue;
         };
-        let scope = facts.scope_at(call.start_byte);
-        let inner = args.text.trim().trim_start_matches('(').trim_end_matches(')');
+        let Some(method) = facts.innermost(call.start_byte()).filter(|&i| facts.decls[i].kind == DeclKind::Method) else {
+            continue;
+        };
+        let scope = facts.scope_at(call.start_byte());
+        let inner = args.text().trim().trim_start_matches('(').trim_end_matches(')');
         let arguments = split_top_level(inner, ',');
         let class_of = |arg: Option<&&str>| -> Option<String> {
             let arg = arg?.trim();
@@ -658,12 +1102,12 @@ fn collect_relations(matches: &MatchSet<'_>, facts: &Facts) -> Vec<Relation> {
         };
         let related = if kind == "morphTo" { None } else { class_of(arguments.first()) };
         let through = if THROUGH_RELATIONS.contains(&kind) { class_of(arguments.get(1)) } else { None };
-        relations.push(Relation { method, kind: kind.to_string(), related, through });
+        relations.push(Relation { method, kind, related, through });
     }
     relations
 }
 
-fn relation_json(r: &Relation, facts: &Facts) -> Value {
+fn relation_json(r: &Relation<'_>, facts: &Facts<'_>) -> Value {
     let mut value = json!({"method": facts.decls[r.method].name, "type": r.kind, "related": r.related});
     if let Some(through) = &r.through {
         value["through"] = json!(through);
@@ -676,10 +1120,12 @@ fn signature(decl: &Decl, source: &str) -> String {
 }
 
 fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
-    let matches = tree.matches(QUERY)?;
-    let facts = collect(&matches);
-    let uses = collect_uses(&matches, &facts);
-    let relations = collect_relations(&matches, &facts);
+    let nodes = tree.nodes(&[])?;
+    let k = Kinds::of(&nodes);
+    let scan = Scan::of(&nodes, &k);
+    let facts = collect(&scan, &k);
+    let uses = collect_uses(&scan, &facts);
+    let relations = collect_relations(&scan, &k, &facts);
     let decls = &facts.decls;
     let mut chunks = ChunkSet::new(source);
     let lines = LineIndex::new(source);
@@ -688,53 +1134,58 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
         decls[i].body.map(|b| (b.start_byte as usize..b.end_byte as usize, "{ ... }"))
     };
 
-    // Top-level code, if any: the `script` chunk.
-    let top_code = matches
-        .iter()
-        .filter_map(|m| m.get("top"))
-        .any(|c| !NOT_CODE.contains(&c.kind));
+    // Top-level code, if any: the `script` chunk. Top-level statements are
+    // the file's and those of braced namespaces (`namespace X { ... }`).
+    let namespace_bodies = scan.namespaces.iter().filter_map(|ns| k.child(*ns, k.body, Role::CompoundStatement));
+    let top_code = scan
+        .root
+        .into_iter()
+        .chain(namespace_bodies)
+        .flat_map(NodeRef::children)
+        .any(|statement| k.role(statement).is_code());
     if top_code {
         let holes: Vec<_> = (0..decls.len()).filter(|&i| decls[i].chunked && decls[i].parent.is_none()).filter_map(body_hole).collect();
         let file_name = path.rsplit('/').next().unwrap_or(path);
-        let scope_imports: Vec<String> = facts.scopes.iter().flat_map(|s| s.listed.iter().cloned()).collect();
-        let namespace = facts.scopes.last().map(|s| s.namespace.clone()).unwrap_or_default();
-        let own = uses.get(&None);
+        let scope_imports: Vec<&str> = facts.scopes.iter().flat_map(|s| s.listed.iter().map(String::as_str)).collect();
+        let namespace = facts.scopes.last().map(|s| s.namespace.as_str()).unwrap_or_default();
+        let own = &uses[0];
         chunks.push(
             ChunkBuilder::new("script", file_name)
                 .id("script")
                 .span(lines.span(0, u32::try_from(source.len()).unwrap_or(u32::MAX)))
                 .content(elide(source, 0..source.len(), &holes))
-                .references(own.map(|u| u.references.iter().cloned().collect::<Vec<_>>()).unwrap_or_default())
-                .related_all(own.map(|u| u.related.iter().cloned().collect::<Vec<_>>()).unwrap_or_default())
+                .references(own.references.iter().copied())
+                .related_all(own.related.iter().map(String::as_str))
                 .meta_opt("namespace", Some(namespace).filter(|n| !n.is_empty()))
                 .meta_opt("imports", Some(scope_imports)),
         );
     }
 
-    let mut ids: HashMap<usize, String> = HashMap::new();
+    let mut ids: Vec<Option<String>> = vec![None; decls.len()];
     for (i, decl) in decls.iter().enumerate() {
         if !decl.chunked {
             continue;
         }
         let scope = facts.scope_at(decl.node.start_byte);
-        let own = uses.get(&Some(i));
+        let own = &uses[i + 1];
         let kind = decl.kind.chunk_kind();
         let id_name = match decl.kind {
             DeclKind::Method => format!("{}.{}", decl.parent.map_or("", |p| decls[p].name.as_str()), decl.name),
             _ => decl.fqn.clone(),
         };
-        let header = source.get(decl.header.0 as usize..decl.name_start as usize).unwrap_or_default().to_ascii_lowercase();
+        let header = source.get(decl.header.0 as usize..decl.name_start as usize).unwrap_or_default();
+        let has_word = |word: &str| header.split_whitespace().any(|w| w.eq_ignore_ascii_case(word));
         let mut builder = ChunkBuilder::new(kind, decl.name.clone())
             .id(format!("{kind}:{id_name}"))
             .qualified_name(decl.fqn.clone())
-            .parent(decl.parent.and_then(|p| ids.get(&p).cloned()))
+            .parent(decl.parent.and_then(|p| ids[p].clone()))
             .span(decl.outer)
             .signature(signature(decl, source))
             .docstring(decl.docstring.clone())
-            .references(own.map(|u| u.references.iter().cloned().collect::<Vec<_>>()).unwrap_or_default())
-            .related_all(own.map(|u| u.related.iter().cloned().collect::<Vec<_>>()).unwrap_or_default());
+            .references(own.references.iter().copied())
+            .related_all(own.related.iter().map(String::as_str));
         for modifier in ["abstract", "final", "readonly", "static"] {
-            if header.split_whitespace().any(|w| w == modifier) {
+            if has_word(modifier) {
                 builder = builder.meta(modifier, true);
             }
         }
@@ -742,7 +1193,7 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
         if decl.kind.is_type() {
             builder = type_chunk(builder, i, &facts, scope, &relations, source, &body_hole);
         } else if decl.kind == DeclKind::Method {
-            let visibility = ["private", "protected", "public"].into_iter().find(|v| header.split_whitespace().any(|w| w == *v));
+            let visibility = ["private", "protected", "public"].into_iter().find(|v| has_word(v));
             builder = builder.meta("visibility", visibility.unwrap_or("public"));
             if let Some(r) = relations.iter().find(|r| r.method == i) {
                 builder = builder.meta("relation", relation_json(r, &facts)).related_all(r.related.clone()).related_all(r.through.clone());
@@ -752,16 +1203,15 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
                 builder = builder.related_all(deps.iter().map(|d| d["type"].as_str().unwrap_or_default().to_string()).collect::<Vec<_>>());
             }
         }
-        let id = chunks.push(builder);
-        ids.insert(i, id);
+        ids[i] = Some(chunks.push(builder));
     }
     Ok(chunks.finish())
 }
 
 /// Constructor parameters whose types are classes: `{type, variable, promoted}`.
-fn dependencies(constructor: usize, facts: &Facts, scope: &Scope) -> Vec<Value> {
+fn dependencies(constructor: usize, facts: &Facts<'_>, scope: &Scope) -> Vec<Value> {
     let mut deps = Vec::new();
-    for (ty, variable, promoted) in facts.params.get(&constructor).into_iter().flatten() {
+    for &(ty, variable, promoted) in &facts.params[constructor] {
         let Some(ty) = ty else { continue };
         for name in type_names(ty) {
             if let Some(fqcn) = scope.resolve_class(name) {
@@ -775,40 +1225,38 @@ fn dependencies(constructor: usize, facts: &Facts, scope: &Scope) -> Vec<Value> 
 fn type_chunk(
     mut builder: ChunkBuilder,
     i: usize,
-    facts: &Facts,
+    facts: &Facts<'_>,
     scope: &Scope,
-    relations: &[Relation],
+    relations: &[Relation<'_>],
     source: &str,
     body_hole: &impl Fn(usize) -> Option<(std::ops::Range<usize>, &'static str)>,
 ) -> ChunkBuilder {
     let decls = &facts.decls;
     let decl = &decls[i];
-    let resolve_all = |names: Option<&Vec<String>>| -> Vec<String> {
-        names.into_iter().flatten().filter_map(|n| scope.resolve_class(n)).collect()
-    };
+    let resolve_all = |names: &[&str]| -> Vec<String> { names.iter().filter_map(|n| scope.resolve_class(n)).collect() };
     let members: Vec<usize> = (0..decls.len()).filter(|&m| decls[m].parent == Some(i)).collect();
     let holes: Vec<_> = members.iter().filter_map(|&m| body_hole(m)).collect();
-    let extends = resolve_all(facts.extends.get(&i));
-    let implements = resolve_all(facts.implements.get(&i));
-    let traits = resolve_all(facts.traits.get(&i));
-    let written = [&facts.extends, &facts.implements, &facts.traits];
-    let written: Vec<String> = written.iter().filter_map(|m| m.get(&i)).flatten().map(|n| short(n.trim()).to_string()).collect();
+    let extends = resolve_all(&facts.extends[i]);
+    let implements = resolve_all(&facts.implements[i]);
+    let traits = resolve_all(&facts.traits[i]);
+    let written = [&facts.extends[i], &facts.implements[i], &facts.traits[i]];
+    let written = written.into_iter().flatten().map(|n| short(n.trim()));
     builder = builder
         .references(written)
         .content(elide(source, decl.outer.range(), &holes))
-        .related_all(extends.clone())
-        .related_all(implements.clone())
-        .related_all(traits.clone())
-        .meta_opt("namespace", Some(scope.namespace.clone()).filter(|n| !n.is_empty()))
-        .meta_opt("imports", Some(scope.listed.clone()))
-        .meta_opt("extends", Some(extends.clone()))
+        .related_all(extends.iter().map(String::as_str))
+        .related_all(implements.iter().map(String::as_str))
+        .related_all(traits.iter().map(String::as_str))
+        .meta_opt("namespace", Some(scope.namespace.as_str()).filter(|n| !n.is_empty()))
+        .meta_opt("imports", Some(scope.listed.as_slice()))
+        .meta_opt("extends", Some(extends.as_slice()))
         .meta_opt("implements", Some(implements))
-        .meta_opt("traits", Some(traits.clone()))
-        .meta_opt("methods", Some(members.iter().map(|&m| json!(decls[m].name)).collect::<Vec<_>>()));
-    if let Some(backing) = facts.backing.get(&i) {
-        builder = builder.meta("backed_by", backing.as_str());
+        .meta_opt("traits", Some(traits.as_slice()))
+        .meta_opt("methods", Some(members.iter().map(|&m| decls[m].name.as_str()).collect::<Vec<_>>()));
+    if let Some(backing) = facts.backing[i] {
+        builder = builder.meta("backed_by", backing);
     }
-    builder = builder.meta_opt("cases", facts.cases.get(&i).cloned());
+    builder = builder.meta_opt("cases", Some(facts.cases[i].as_slice()));
 
     // Constructor dependency injection.
     if let Some(&constructor) = members.iter().find(|&&m| decls[m].name.eq_ignore_ascii_case("__construct")) {
@@ -819,7 +1267,7 @@ fn type_chunk(
     }
 
     // Eloquent.
-    let own_relations: Vec<&Relation> = relations.iter().filter(|r| decls[r.method].parent == Some(i)).collect();
+    let own_relations: Vec<&Relation<'_>> = relations.iter().filter(|r| decls[r.method].parent == Some(i)).collect();
     for r in &own_relations {
         builder = builder.related_all(r.related.clone()).related_all(r.through.clone());
     }
@@ -828,23 +1276,23 @@ fn type_chunk(
         builder = builder.meta("eloquent_model", true);
     }
     builder = builder.meta_opt("relations", Some(own_relations.iter().map(|r| relation_json(r, facts)).collect::<Vec<_>>()));
-    let properties = facts.properties.get(&i).map(Vec::as_slice).unwrap_or_default();
-    for (name, value) in properties {
+    let properties = facts.properties[i].as_slice();
+    for &(name, value) in properties {
         let Some(value) = value else { continue };
-        if LIST_PROPERTIES.contains(&name.as_str()) {
-            let key = if name == "translatable" { "translatable_fields" } else { name.as_str() };
+        if LIST_PROPERTIES.contains(&name) {
+            let key = if name == "translatable" { "translatable_fields" } else { name };
             builder = builder.meta_opt(key, list_json(value, scope));
         } else if name == "casts" {
             builder = builder.meta_opt("casts", map_json(value, scope));
-        } else if matches!(name.as_str(), "table" | "primaryKey" | "connection") {
-            builder = builder.meta_opt(name, unquote(value).map(str::to_string));
+        } else if matches!(name, "table" | "primaryKey" | "connection") {
+            builder = builder.meta_opt(name, unquote(value));
         }
     }
-    if let Some(array) = facts.casts_method.get(&i) {
+    if let Some(array) = facts.casts_method[i] {
         builder = builder.meta_opt("casts", map_json(array, scope));
     }
     let has_translations = traits.iter().any(|t| short(t) == "HasTranslations");
-    if has_translations || properties.iter().any(|(n, _)| n == "translatable") {
+    if has_translations || properties.iter().any(|(n, _)| *n == "translatable") {
         builder = builder.meta("translatable", has_translations);
     }
     builder
@@ -871,12 +1319,13 @@ mod tests {
     #[test]
     fn name_resolution() {
         let mut scope = Scope { namespace: "App\\Http".into(), ..Scope::default() };
-        scope.classes.insert("baz".into(), "Foo\\Bar".into());
+        import(&mut scope.classes, "baz".into(), "Foo\\Bar".into());
         assert_eq!(scope.resolve_class("Baz").as_deref(), Some("Foo\\Bar"));
         assert_eq!(scope.resolve_class("Baz\\Inner").as_deref(), Some("Foo\\Bar\\Inner"));
         assert_eq!(scope.resolve_class("\\DateTime").as_deref(), Some("DateTime"));
         assert_eq!(scope.resolve_class("Request").as_deref(), Some("App\\Http\\Request"));
         assert_eq!(scope.resolve_class("string"), None);
+        assert_eq!(scope.resolve_class("STRING"), None);
     }
 
     #[test]
