@@ -173,6 +173,7 @@ impl Encoder {
     /// Missing files, a config that is not BERT-family, unreadable weights or
     /// tokenizer: each with the file at fault.
     pub fn load(resolved: &ResolvedModel, options: &EncoderOptions) -> Result<Self, EmbedError> {
+        crate::heap::keep_tensor_memory();
         let dir = &resolved.dir;
         let dir_s = dir.display().to_string();
         check_model_dir(dir).map_err(|e| EmbedError::Missing(dir_s.clone(), e))?;

@@ -24,6 +24,7 @@
 //! the vector index, search or MCP. Never writes to stdout.
 
 pub mod encoder;
+mod heap;
 pub mod model;
 pub mod pipeline;
 pub mod service;
@@ -33,4 +34,5 @@ pub use encoder::{EmbedError, Encoder, EncoderOptions, ModelInfo, ModelKey, Pool
 pub use model::{DEFAULT_MODEL, MODEL_DIR_ENV, ModelSource, ResolveOptions, ResolvedModel, Unavailable, install, install_hint, models_dir, resolve};
 pub use pipeline::{EmbedProgress, EmbedReport, embed_pending};
 pub use service::{ModelHandle, ModelState};
+pub use heap::keep_tensor_memory;
 pub use text::{chunk_text, split_identifiers};
