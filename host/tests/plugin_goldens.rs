@@ -91,6 +91,11 @@ fn html_plugin_matches_its_golden_files() {
     assert_harness_passes(&built_plugin("html"), &repo_root().join("fixtures/html"));
 }
 
+#[test]
+fn vue_plugin_matches_its_golden_files() {
+    assert_harness_passes(&built_plugin("vue"), &repo_root().join("fixtures/vue"));
+}
+
 /// The harness really compares: a golden file that disagrees with the plugin
 /// fails the run with a diff naming the difference.
 #[test]

@@ -534,7 +534,8 @@ fn collect_defs(matches: &MatchSet<'_>, source: &str, lines: &LineIndex) -> Vec<
             // The declaration starts after `export`, `export default` and decorators.
             defs.iter().find(|d| e.contains(&d.node) && d.node.start_byte > e.start_byte && {
                 let between = source.get(e.start_byte as usize..d.node.start_byte as usize).unwrap_or_default();
-                between.trim_start().starts_with("export") || between.trim_start().starts_with('@')
+                (between.trim_start().starts_with("export") || between.trim_start().starts_with('@'))
+                    && !declares_inside(between)
             }).map(|d| (d.node.start_byte, *e)).filter(|_| !inner.is_empty())
         })
         .collect();
@@ -638,6 +639,19 @@ fn collect_defs(matches: &MatchSet<'_>, source: &str, lines: &LineIndex) -> Vec<
         }
     }
     defs
+}
+
+/// True when the text between an `export` and a definition shows the
+/// definition is nested in the exported value (a method of `export default
+/// { data() {} }` or of `export default defineComponent({ setup() {} })`)
+/// rather than being the exported declaration.
+fn declares_inside(between: &str) -> bool {
+    let mut text = between.trim_end();
+    // Skip block comments (a JSDoc of the nested method).
+    while let Some(rest) = text.strip_suffix("*/") {
+        text = rest.rfind("/*").map_or(rest, |start| rest[..start].trim_end());
+    }
+    text.ends_with(['{', ',', '}', '(', ';', ':'])
 }
 
 /// A leading `/** ... */` of the file that documents no definition.
