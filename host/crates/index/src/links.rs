@@ -89,10 +89,23 @@ pub fn rebuild(root: &Path, store: &mut Store) -> Result<LinkReport, IndexError>
 pub fn update(root: &Path, store: &mut Store, paths: &[String], files: &HashSet<String>) -> Result<LinkReport, IndexError> {
     let routes = load_routes(root, files);
     let sources = store.link_sources_in(paths)?;
-    let fact_sources = store.link_fact_sources(&lookup_names(&sources, &routes))?;
+    let fact_sources = store.link_fact_sources(&lookup_names(&sources, &routes), needs_every_model(&sources))?;
     let (links, unresolved) = resolve_with(&fact_sources, &sources, files, &routes);
     store.write(|w| w.replace_links_of(paths, &links))?;
     Ok(LinkReport { links: links.len() as u64, routes: routes.len() as u64, unresolved })
+}
+
+/// Whether resolving `sources` may look up Eloquent models other than by a
+/// class name [`lookup_names`] lists: the models of a table (`table:`
+/// symbols, migrations), or a source's own model facts (an edited model,
+/// a Filament resource). Only then do the facts need every model, which
+/// costs a read of every class chunk.
+fn needs_every_model(sources: &[LinkSource]) -> bool {
+    sources.iter().any(|s| {
+        matches!(s.kind.as_str(), "table_schema" | "filament_resource")
+            || s.metadata.get("eloquent_model").and_then(Value::as_bool) == Some(true)
+            || s.related_symbols.iter().any(|r| r.starts_with("table:"))
+    })
 }
 
 /// Every class-like name resolving `sources` may look up by qualified name:

@@ -19,11 +19,12 @@ use sha2::{Digest, Sha256};
 use crate::IndexError;
 use crate::walk::{SkipReason, SkippedFile, WalkedFile, walk};
 
-/// Sync-metadata key: the chunks key (see `Store::chunks_key`) the cross-file
-/// links were last rebuilt from, so a sync that changed nothing skips the rebuild.
-/// Renamed when links started to carry their origin file, so an index from
-/// before that rebuilds its links once instead of updating them file by file.
-const LINKS_BUILT_FROM: &str = "links_built_from_v2";
+/// Sync-metadata key: the chunks generation (see `Store::chunks_generation`)
+/// the cross-file links were last brought up to date with, so a sync that
+/// changed nothing skips them. Renamed when links started to carry their
+/// origin file (v2) and when the key became the generation (v3), so an index
+/// from before rebuilds its links once instead of updating them file by file.
+const LINKS_BUILT_FROM: &str = "links_built_from_v3";
 /// Above this many edited files a full link rebuild is as cheap as
 /// re-resolving them one by one.
 const MAX_INCREMENTAL_LINK_FILES: usize = 256;
@@ -248,7 +249,7 @@ pub fn sync(
 
     // Links can be updated file by file only from a table that matched the
     // chunks when this sync started.
-    let links_were_current = store.meta(LINKS_BUILT_FROM)?.as_deref() == Some(store.chunks_key()?.as_str());
+    let links_were_current = store.meta(LINKS_BUILT_FROM)?.as_deref() == Some(store.chunks_generation()?.as_str());
     let indexed: HashMap<String, code_intel_store::IndexedFile> =
         store.indexed_files()?.into_iter().map(|f| (f.path.clone(), f)).collect();
     let walked = walk(root, config)?;
@@ -304,7 +305,7 @@ pub fn sync(
 
     let total = pending.len() as u64;
     progress(Progress { phase: Phase::Indexing, done: 0, total });
-    let mut chunk_total = store.chunk_count()?;
+    let mut chunk_total = store.chunk_total()?;
     let mut added_sha: Vec<(String, String)> = Vec::new(); // (path, sha) of added files
     let mut modified_paths: Vec<String> = Vec::new();
     let stop = AtomicBool::new(false);
@@ -456,7 +457,7 @@ pub fn sync(
     // neighbours' links depend on changed; else rebuild them all (also when
     // the chunks no longer match what the links were built from: a sync
     // killed between its last batch and this step).
-    let chunks_key = store.chunks_key()?;
+    let chunks_key = store.chunks_generation()?;
     if report.added + report.modified + report.deleted > 0 || store.meta(LINKS_BUILT_FROM)?.as_deref() != Some(chunks_key.as_str())
     {
         let incremental = report.added == 0
@@ -479,7 +480,7 @@ pub fn sync(
             crate::links::rebuild(root, store)?;
             report.links = LinksUpdate::Rebuilt;
         }
-        let built_from = store.chunks_key()?;
+        let built_from = store.chunks_generation()?;
         store.write(|w| w.set_meta(LINKS_BUILT_FROM, &built_from))?;
         tracing::debug!(ms = started.elapsed().as_millis(), incremental, "sync: links updated");
     }
@@ -495,7 +496,7 @@ pub fn sync(
     report.deleted -= report.renamed.len() as u64;
     report.cancelled = options.cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    (report.total_files, report.total_chunks) = (store.file_count()?, store.chunk_count()?);
+    (report.total_files, report.total_chunks) = (store.file_count()?, store.chunk_total()?);
     tracing::debug!(ms = started.elapsed().as_millis(), "sync: counted");
     report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     if !report.cancelled {

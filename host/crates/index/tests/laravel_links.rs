@@ -219,6 +219,13 @@ fn edits_that_keep_facts_update_links_file_by_file() {
     });
     let review = store.links_from("app/Models/Review.php").unwrap();
     assert!(has(&review, "app/Models/Order.php", "model") || has(&review, "app/Models/Order.php", "class"), "{:#?}", describe(&review));
+    // A controller and a Livewire component naming models by class (resolved
+    // without reading every model of the index).
+    for path in ["app/Http/Controllers/ProductController.php", "app/Livewire/ProductSearch.php"] {
+        edit_and_check(dir, &mut store, &host, path, LinksUpdate::Updated, |t| format!("{t}\n// reviewed\n"));
+    }
+    let controller = store.links_from("app/Http/Controllers/ProductController.php").unwrap();
+    assert!(has(&controller, "app/Models/Product.php", "model"), "{:#?}", describe(&controller));
     // Renaming a class changes what other files resolve to: a full rebuild.
     edit_and_check(dir, &mut store, &host, "app/Models/Review.php", LinksUpdate::Rebuilt, |t| {
         t.replace("class Review extends Model", "class ProductReview extends Model")

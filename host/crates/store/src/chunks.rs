@@ -96,6 +96,12 @@ pub mod meta_keys {
     pub const LAST_SYNC_REPORT: &str = "last_sync_report";
     /// Unix time (ms) a sync started and has not finished (absent when none is running or it finished).
     pub const SYNC_STARTED_MS: &str = "sync_started_ms";
+    /// Counter moved by every write that inserts or deletes chunks (see
+    /// [`crate::Store::chunks_generation`]).
+    pub const CHUNKS_GENERATION: &str = "chunks_generation";
+    /// Number of chunks, kept by every write that inserts or deletes chunks
+    /// (see [`crate::Store::chunk_total`]).
+    pub const CHUNK_TOTAL: &str = "chunk_total";
 }
 
 /// Hex SHA-256 of a chunk's content: the key embeddings are cached under.
@@ -128,7 +134,9 @@ impl Writer<'_> {
     /// # Errors
     /// SQLite errors.
     pub fn replace_file(&self, file: &FileRecord, chunked: &ChunkedFile, indexed_at_ns: i64) -> Result<i64> {
-        self.delete_file(&file.path)?;
+        if !self.delete_file(&file.path)? {
+            self.bump_chunks_generation()?;
+        }
         let (status, error) = if chunked.chunker == code_intel_core::chunk::FALLBACK_CHUNKER {
             let why = chunked
                 .failures
@@ -169,6 +177,7 @@ impl Writer<'_> {
         let mut expanded_path = String::new();
         expand_identifiers(&file.path, &mut expanded_path);
         let mut buffers: [String; 5] = Default::default();
+        let mut stored = 0i64;
         for chunk in &chunked.chunks {
             let inserted = insert_chunk.execute(params![
                 file_id,
@@ -193,6 +202,7 @@ impl Writer<'_> {
                 tracing::warn!(path = %file.path, chunk = %chunk.id, "duplicate chunk id dropped");
                 continue;
             }
+            stored += 1;
             let rowid = self.tx.last_insert_rowid();
             fill_fts_buffers(chunk, &mut buffers);
             insert_fts.execute(params![
@@ -212,6 +222,7 @@ impl Writer<'_> {
             let kind = serde_json::to_value(failure.kind)?;
             insert_failure.execute(params![file_id, failure.plugin, kind.as_str().unwrap_or("unknown"), failure.message])?;
         }
+        self.adjust_chunk_total(stored)?;
         Ok(file_id)
     }
 
@@ -239,9 +250,37 @@ impl Writer<'_> {
             .optional()?;
         let Some(id) = id else { return Ok(false) };
         // Chunks first so the FTS trigger sees each row; failures cascade.
-        self.tx.prepare_cached("DELETE FROM chunks WHERE file_id = ?1")?.execute([id])?;
+        let removed = self.tx.prepare_cached("DELETE FROM chunks WHERE file_id = ?1")?.execute([id])?;
         self.tx.prepare_cached("DELETE FROM files WHERE id = ?1")?.execute([id])?;
+        self.bump_chunks_generation()?;
+        self.adjust_chunk_total(-i64::try_from(removed).unwrap_or(i64::MAX))?;
         Ok(true)
+    }
+
+    /// Adds `delta` to [`meta_keys::CHUNK_TOTAL`], after the change is made.
+    /// An index from before the counter gets it here, counted once.
+    fn adjust_chunk_total(&self, delta: i64) -> Result<()> {
+        let updated = self
+            .tx
+            .prepare_cached("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ?2 AS TEXT) WHERE key = ?1")?
+            .execute(params![meta_keys::CHUNK_TOTAL, delta])?;
+        if updated == 0 {
+            self.tx
+                .prepare_cached("INSERT INTO meta (key, value) SELECT ?1, CAST(count(*) AS TEXT) FROM chunks")?
+                .execute([meta_keys::CHUNK_TOTAL])?;
+        }
+        Ok(())
+    }
+
+    /// Moves [`meta_keys::CHUNKS_GENERATION`] forward (part of this transaction).
+    fn bump_chunks_generation(&self) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO meta (key, value) VALUES (?1, '1')
+                 ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+            )?
+            .execute([meta_keys::CHUNKS_GENERATION])?;
+        Ok(())
     }
 
     /// Number of chunks stored for `path` (0 when not indexed).
@@ -296,5 +335,101 @@ fn fill_fts_buffers(chunk: &Chunk, buffers: &mut [String; 5]) {
     for (buffer, text) in buffers.iter_mut().zip(fields) {
         buffer.clear();
         expand_identifiers(text, buffer);
+    }
+}
+
+impl crate::Store {
+    /// A key that changes with every committed write that inserts or deletes
+    /// chunks ([`Writer::replace_file`], [`Writer::delete_file`]), for
+    /// derived data such as the cross-file links to tell whether it is
+    /// stale. One row lookup, where counting the chunks reads a whole index.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn chunks_generation(&self) -> Result<String> {
+        let generation = self.meta(meta_keys::CHUNKS_GENERATION)?;
+        Ok(format!("gen:{}", generation.as_deref().unwrap_or("0")))
+    }
+
+    /// Number of chunks, as [`Store::chunk_count`] counts them, from the
+    /// counter every chunk write keeps (one row lookup instead of reading a
+    /// whole index); counted when the index predates the counter.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn chunk_total(&self) -> Result<u64> {
+        match self.meta(meta_keys::CHUNK_TOTAL)?.and_then(|v| v.parse::<u64>().ok()) {
+            Some(total) => Ok(total),
+            None => self.chunk_count(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use code_intel_core::{Chunk, ChunkedFile};
+
+    use super::*;
+    use crate::Store;
+
+    fn file(path: &str, chunks: usize) -> (FileRecord, ChunkedFile) {
+        let chunks = (0..chunks)
+            .map(|i| Chunk {
+                id: format!("c{i}"),
+                kind: "function".into(),
+                name: format!("f{i}"),
+                qualified_name: None,
+                parent: None,
+                start_line: 1,
+                end_line: 1,
+                start_byte: 0,
+                end_byte: 0,
+                content: format!("def f{i}(): pass"),
+                signature: None,
+                docstring: None,
+                related_symbols: vec![],
+                references: vec![],
+                metadata: serde_json::json!({}),
+            })
+            .collect();
+        let record = FileRecord { path: path.into(), sha256: "00".repeat(32), size: 1, mtime_ns: 1 };
+        (record, ChunkedFile { chunks, chunker: "probe".into(), ..ChunkedFile::default() })
+    }
+
+    #[test]
+    fn every_chunk_write_moves_the_generation_and_keeps_the_total() {
+        let mut store = Store::open_in_memory().unwrap();
+        assert_eq!(store.chunks_generation().unwrap(), "gen:0");
+        assert_eq!(store.chunk_total().unwrap(), 0);
+        let mut seen = vec![store.chunks_generation().unwrap()];
+        let mut step = |store: &mut Store, f: &dyn Fn(&Writer<'_>) -> Result<()>| {
+            store.write(|w| f(w)).unwrap();
+            let generation = store.chunks_generation().unwrap();
+            assert!(!seen.contains(&generation), "{generation} seen before");
+            seen.push(generation);
+            assert_eq!(store.chunk_total().unwrap(), store.chunk_count().unwrap());
+        };
+        let (a, a3) = file("a.py", 3);
+        let (b, b5) = file("b.py", 5);
+        let (_, a1) = file("a.py", 1);
+        step(&mut store, &|w| w.replace_file(&a, &a3, 1).map(|_| ()));
+        step(&mut store, &|w| w.replace_file(&b, &b5, 1).map(|_| ()));
+        step(&mut store, &|w| w.replace_file(&a, &a1, 1).map(|_| ()));
+        assert_eq!(store.chunk_total().unwrap(), 6);
+        step(&mut store, &|w| w.delete_file("b.py").map(|_| ()));
+        // Same count as before, different chunks: still a new generation.
+        step(&mut store, &|w| w.replace_file(&a, &a1, 2).map(|_| ()));
+        // Touching a file or deleting one never indexed changes no chunk.
+        let before = store.chunks_generation().unwrap();
+        store.write(|w| w.touch_file("a.py", 2, 2, 2)).unwrap();
+        store.write(|w| w.delete_file("nope.py").map(|_| ())).unwrap();
+        assert_eq!(store.chunks_generation().unwrap(), before);
+
+        // An index from before the counter: counted on read, then kept again
+        // from the next write on.
+        store.write(|w| w.delete_meta(meta_keys::CHUNK_TOTAL)).unwrap();
+        assert_eq!(store.chunk_total().unwrap(), 1);
+        step(&mut store, &|w| w.replace_file(&b, &b5, 3).map(|_| ()));
+        assert_eq!(store.meta(meta_keys::CHUNK_TOTAL).unwrap().as_deref(), Some("6"));
     }
 }

@@ -272,21 +272,27 @@ impl Store {
 
     /// The link sources a resolver needs to resolve the symbols `names`
     /// (class FQCNs, `Class::method`): chunks qualified as one of them
-    /// (ignoring case, a superset), plus every template, table schema,
-    /// autoload map and Eloquent model, which lookups by view, table or model
-    /// need. In file order, like [`Store::link_sources`], so "first
-    /// definition wins" picks the same chunk.
+    /// (ignoring case, a superset), plus every template, table schema and
+    /// autoload map, which lookups by view, table or autoload need, and, when
+    /// `models`, every Eloquent model (lookups of the models of a table need
+    /// them all; finding them reads every class chunk). In file order, like
+    /// [`Store::link_sources`], so "first definition wins" picks the same chunk.
     ///
     /// # Errors
     /// SQLite errors or malformed JSON in the index.
-    pub fn link_fact_sources(&self, names: &[String]) -> Result<Vec<LinkSource>> {
+    pub fn link_fact_sources(&self, names: &[String], models: bool) -> Result<Vec<LinkSource>> {
         let names = serde_json::to_string(names)?;
+        let models = if models {
+            "UNION SELECT rowid FROM chunks WHERE kind = 'class' AND json_extract(metadata, '$.eloquent_model') = 1"
+        } else {
+            ""
+        };
         self.query_link_sources(
             &format!(
                 "{LINK_SOURCE_QUERY} AND c.rowid IN (
                      SELECT rowid FROM chunks WHERE qualified_name COLLATE NOCASE IN (SELECT value FROM json_each(?1))
                      UNION SELECT rowid FROM chunks WHERE kind IN ('blade_template', 'table_schema', 'autoload')
-                     UNION SELECT rowid FROM chunks WHERE kind = 'class' AND json_extract(metadata, '$.eloquent_model') = 1)
+                     {models})
                  ORDER BY f.path, c.start_byte"
             ),
             &[&names],
