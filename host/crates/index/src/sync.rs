@@ -245,28 +245,46 @@ pub fn sync(
     let _lock = lock_sync(root, progress)?;
     progress(Progress { phase: Phase::Scanning, done: 0, total: 0 });
     let sync_start_ns = now_ns();
-    store.write(|w| w.set_meta(meta_keys::SYNC_STARTED_MS, &(sync_start_ns / 1_000_000).to_string()))?;
 
-    // Links can be updated file by file only from a table that matched the
-    // chunks when this sync started.
-    let links_were_current = store.meta(LINKS_BUILT_FROM)?.as_deref() == Some(store.chunks_generation()?.as_str());
-    let indexed: HashMap<String, code_intel_store::IndexedFile> =
-        store.indexed_files()?.into_iter().map(|f| (f.path.clone(), f)).collect();
-    let walked = walk(root, config)?;
+    // The walk (stat-bound, on worker threads) runs while this thread reads
+    // what the index holds.
+    let (walked, indexed, links_were_current) = std::thread::scope(|scope| {
+        let walker = scope.spawn(|| walk(root, config));
+        let read = (|| {
+            store.write(|w| w.set_meta(meta_keys::SYNC_STARTED_MS, &(sync_start_ns / 1_000_000).to_string()))?;
+            // Links can be updated file by file only from a table that
+            // matched the chunks when this sync started.
+            let links_were_current = store.meta(LINKS_BUILT_FROM)?.as_deref() == Some(store.chunks_generation()?.as_str());
+            let mut indexed = store.indexed_files()?;
+            indexed.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+            Ok::<_, IndexError>((indexed, links_were_current))
+        })();
+        let walked = walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        read.and_then(|(indexed, current)| Ok((walked?, indexed, current)))
+    })?;
     tracing::debug!(ms = started.elapsed().as_millis(), files = walked.files.len(), "sync: walked");
     let mut report = SyncReport { skipped: walked.skipped, ..SyncReport::default() };
 
-    // Files we could not read keep whatever the index has for them.
-    let mut present: HashSet<&str> = report
+    // Both lists are sorted by path: one merge pass pairs each walked file
+    // with what the index holds for it. Indexed files the walk did not find
+    // are deleted, except files we could not read, which keep whatever the
+    // index has for them.
+    let unreadable: HashSet<&str> = report
         .skipped
         .iter()
         .filter(|s| matches!(s.reason, SkipReason::Unreadable { .. }))
         .map(|s| s.path.as_str())
         .collect();
+    let mut deleted: Vec<&code_intel_store::IndexedFile> = Vec::new();
+    let mut olds = indexed.iter().peekable();
     let mut pending = Vec::new();
     for file in &walked.files {
-        present.insert(&file.path);
-        match indexed.get(&file.path) {
+        while let Some(gone) = olds.next_if(|o| o.path < file.path) {
+            if !unreadable.contains(gone.path.as_str()) {
+                deleted.push(gone);
+            }
+        }
+        match olds.next_if(|o| o.path == file.path) {
             None => pending.push(Pending { file, change: Change::Added, old_sha: None }),
             Some(old) => {
                 let same_stat = i64::try_from(file.size).ok() == Some(old.size) && file.mtime_ns == old.mtime_ns;
@@ -279,9 +297,7 @@ pub fn sync(
             }
         }
     }
-    let mut deleted: Vec<&code_intel_store::IndexedFile> =
-        indexed.values().filter(|f| !present.contains(f.path.as_str())).collect();
-    deleted.sort_by(|a, b| a.path.cmp(&b.path));
+    deleted.extend(olds.filter(|o| !unreadable.contains(o.path.as_str())));
 
     // Deletions first: they free chunk budget and are cheap.
     let mut deleted_sha: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -473,7 +489,7 @@ pub fn sync(
                 None => false,
             };
         if incremental {
-            let files: HashSet<String> = indexed.keys().cloned().collect();
+            let files: HashSet<String> = indexed.iter().map(|f| f.path.clone()).collect();
             crate::links::update(root, store, &modified_paths, &files)?;
             report.links = LinksUpdate::Updated;
         } else {
