@@ -93,6 +93,7 @@ fn gibberish_and_unrelated_questions_are_not_confident() {
             let mut request = SearchRequest::new(query);
             request.mode = Some(mode);
             let res = search(&store, Some(&vectors), &request).unwrap();
+            eprintln!("{mode:?} {query:?}: {:?}", res.message);
             assert!(res.no_confident_match && res.hits.is_empty(), "{mode:?} {query:?}: {res:#?}");
             assert!(res.message.as_deref().unwrap_or("").contains("no confident match"));
         }

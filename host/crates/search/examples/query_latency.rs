@@ -212,7 +212,7 @@ fn run(encoder: &Arc<Encoder>, base: &[(String, ChunkedFile)], size: usize) -> s
             let _ = vs.status(&store, Duration::ZERO).expect("status");
             let st = ms(t.elapsed());
             let t = Instant::now();
-            let _ = vs.search_forest(&store, encoder, &qv, 50, &Filters::default()).expect("forest search");
+            let _ = vs.search_forest(&store, encoder, &qv, 0.0, 50, &Filters::default()).expect("forest search");
             let ft = ms(t.elapsed());
             let t = Instant::now();
             let _ = lexical::search(&store, &LexicalQuery { text: q, path_glob: None, kinds: Vec::new(), limit: 50 }).expect("lexical");

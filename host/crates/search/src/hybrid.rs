@@ -5,8 +5,10 @@
 //! Hybrid ranking is the seeds' weighted sum (config `search_weights`,
 //! default vector 0.4, keyword 0.2, definition 0.3, reference 0.1) over
 //! candidates from both arms, keyed by chunk (one chunk = one span):
-//! - vector: cosine similarity of query and chunk (0 when the vector arm
-//!   did not find the chunk);
+//! - vector: calibrated similarity of query and chunk (how far the cosine
+//!   rises above the query's similarity to unrelated code, see
+//!   [`crate::semantic::calibrate`]; 0 when the vector arm did not find the
+//!   chunk);
 //! - keyword: the chunk's BM25 relative to the best lexical hit;
 //! - definition: the chunk defines what the query names (the identifier
 //!   itself, or every word of the chunk's name appears in the query);
@@ -220,8 +222,9 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         } else {
             VectorSearch::embed_query(encoder, query)?
         };
+        let baselines = v.baselines(encoder, &qv)?;
         if request.collection != Collection::Forest {
-            let map_hits = v.search_map(store, encoder, &qv, n.max(MAP_HINTS))?;
+            let map_hits = v.search_map(store, encoder, &qv, baselines.map, n.max(MAP_HINTS))?;
             match request.collection {
                 Collection::Map => {
                     response.map_hits = map_hits.into_iter().filter(|h| h.score >= VECTOR_CONFIDENCE_FLOOR).take(n).collect();
@@ -243,7 +246,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
             }
         }
         if mode != Mode::Lexical {
-            vector_hits = v.search_forest(store, encoder, &qv, candidates, &request.filters)?;
+            vector_hits = v.search_forest(store, encoder, &qv, baselines.forest, candidates, &request.filters)?;
         }
     } else if request.collection == Collection::Map {
         response.no_confident_match = true;

@@ -22,23 +22,88 @@ use code_intel_store::{Store, StoreError};
 use code_intel_vector::{Hit, VectorIndex, hash64};
 use serde::Serialize;
 
-/// A map hit at or above this cosine similarity answers the query on its
-/// own (seed v3.9 "short-circuit": score >= 0.7 skips the forest).
+/// A map hit at or above this score answers the query on its own (seed
+/// v3.9 "short-circuit": score >= 0.7 skips the forest). Scores are
+/// calibrated similarities (see [`calibrate`]), so the threshold means the
+/// same with every model.
 pub const MAP_SHORT_CIRCUIT_SCORE: f32 = 0.7;
 
-/// Map hits at or above this similarity are passed along as hints when the
+/// Map hits at or above this score are passed along as hints when the
 /// forest is searched: below it an agreement is about something else.
 pub const MAP_HINT_SCORE: f32 = 0.5;
 
 /// Most map hints returned with forest results.
 pub const MAP_HINTS: usize = 3;
 
-/// A vector hit below this cosine similarity is not a confident match.
-/// Observed with all-MiniLM-L6-v2 on `fixtures/semantic-app`: the right
-/// chunk for a real question scores 0.31-0.66, while gibberish queries stay
-/// below the floor (`host/tests/embed_real_model.rs`). Model-dependent: e5
-/// models score everything higher and will need their own floor.
-pub const VECTOR_CONFIDENCE_FLOOR: f32 = 0.28;
+/// A vector hit below this score is not a confident match. Observed with
+/// all-MiniLM-L6-v2 on `fixtures/semantic-app` (`host/tests/embed_real_model.rs`):
+/// the right chunk for a real question scores 0.28-0.65, the best chunk for
+/// gibberish 0.05-0.06 (raw cosine: 0.31-0.66 and up to ~0.2).
+pub const VECTOR_CONFIDENCE_FLOOR: f32 = 0.2;
+
+/// Code about nothing a repository is likely to be about, in several
+/// languages: the yardstick [`calibrate`] measures a query's similarity to
+/// *unrelated* code against. Varied on purpose, so that a query close to one
+/// or two of them still leaves the median unrelated.
+pub const PASSAGE_ANCHORS: &[&str] = &[
+    "def hex_to_rgb(value):\n    value = value.lstrip('#')\n    return tuple(int(value[i:i + 2], 16) for i in (0, 2, 4))",
+    "function slugify(text) {\n  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-');\n}",
+    "public function thumbnail(Image $image, int $width): Image\n{\n    return $image->scale(width: $width);\n}",
+    "func retryWithBackoff(attempts int, fn func() error) (err error) {\n\tfor i := 0; i < attempts; i++ {\n\t\tif err = fn(); err == nil {\n\t\t\treturn nil\n\t\t}\n\t\ttime.Sleep(time.Duration(1<<i) * time.Second)\n\t}\n\treturn err\n}",
+    "class ZipArchiveReader:\n    def entries(self):\n        return self._zip.namelist()",
+    "SELECT country, COUNT(*) AS visitors FROM page_views GROUP BY country ORDER BY visitors DESC;",
+    ".navbar {\n  display: flex;\n  justify-content: space-between;\n  padding: 0 1rem;\n}",
+    "export const formatDate = (date, locale = navigator.language) =>\n  new Intl.DateTimeFormat(locale).format(date);",
+    "def parse_csv_row(line, sep=','):\n    return [cell.strip() for cell in line.split(sep)]",
+    "public static int gcd(int a, int b) {\n    return b == 0 ? a : gcd(b, a % b);\n}",
+    "queue.on('failed', (job, err) => logger.warn(`job ${job.id} failed`, err));",
+];
+
+/// Requests about nothing a repository is likely to be about: the
+/// yardstick for map (agreement) hits, which are requests too.
+pub const REQUEST_ANCHORS: &[&str] = &[
+    "change the colour palette of the charts",
+    "export the table as a CSV file",
+    "format dates in the user's locale",
+    "make thumbnails of uploaded images",
+    "retry failed background jobs with backoff",
+    "render the report as a PDF",
+    "cache the responses of the HTTP client",
+    "list the files inside a zip archive",
+    "switch the language of the site",
+    "add a dark mode to the settings page",
+    "compute the greatest common divisor",
+];
+
+/// Maps a raw cosine similarity onto a scale that means the same with every
+/// model: how far it rises from `baseline` (the query's median similarity to
+/// unrelated anchors) towards 1, `(raw - baseline) / (1 - baseline)`,
+/// clamped to `[0, 1]`. Raw cosine is model-specific: a question and
+/// unrelated code score about 0.05 with all-MiniLM-L6-v2 but about 0.75 with
+/// multilingual-e5-small, so fixed raw thresholds would call everything
+/// confident with one model and (tuned for that one) nothing with another.
+#[must_use]
+pub fn calibrate(raw: f32, baseline: f32) -> f32 {
+    let span = (1.0 - baseline).max(f32::EPSILON);
+    ((raw - baseline) / span).clamp(0.0, 1.0)
+}
+
+/// The median of `values` (0 for none).
+fn median(mut values: Vec<f32>) -> f32 {
+    values.sort_by(f32::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => f32::midpoint(values[n / 2 - 1], values[n / 2]),
+    }
+}
+
+/// The anchors embedded with one model, computed once per process.
+struct AnchorVectors {
+    model: String,
+    passages: Vec<Vec<f32>>,
+    requests: Vec<Vec<f32>>,
+}
 
 /// How long a query waits for a model that is still loading before it
 /// answers without vectors (and says `initializing`).
@@ -108,7 +173,10 @@ pub struct MapHit {
     pub text: String,
     pub symbols: Vec<String>,
     pub files: Vec<String>,
+    /// Calibrated similarity (see [`calibrate`]): what thresholds judge.
     pub score: f32,
+    /// Raw cosine similarity of the query and the agreement.
+    pub similarity: f32,
 }
 
 /// A vector hit in the forest, with the chunk's place.
@@ -122,7 +190,18 @@ pub struct ForestHit {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qualified_name: Option<String>,
+    /// Calibrated similarity (see [`calibrate`]): what thresholds judge.
     pub score: f32,
+    /// Raw cosine similarity of the query and the chunk.
+    pub similarity: f32,
+}
+
+/// A query's median similarity to unrelated code and to unrelated requests,
+/// from [`VectorSearch::baselines`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Baselines {
+    pub forest: f32,
+    pub map: f32,
 }
 
 /// How usable vector search is right now: `ready`, `partial: N%`,
@@ -182,6 +261,7 @@ pub struct VectorSearch {
     /// scans every chunk (~100 ms at 10k chunks), while every change that
     /// can alter coverage bumps the generation, so a query only reads it.
     coverage: Mutex<Option<(i64, i64, EmbeddingCoverage)>>,
+    anchors: Mutex<Option<Arc<AnchorVectors>>>,
 }
 
 /// Folder of the vector snapshots under a repository's state folder.
@@ -194,7 +274,7 @@ impl VectorSearch {
     /// A context over `model`, persisting graph snapshots under `dir`.
     #[must_use]
     pub fn new(model: ModelHandle, dir: Option<PathBuf>) -> Self {
-        Self { model, dir, loaded: Mutex::new(None), coverage: Mutex::new(None) }
+        Self { model, dir, loaded: Mutex::new(None), coverage: Mutex::new(None), anchors: Mutex::new(None) }
     }
 
     #[must_use]
@@ -339,24 +419,62 @@ impl VectorSearch {
         encoder.embed_query(text).map_err(|e| SearchError::Embed(e.to_string()))
     }
 
-    /// Map hits for an embedded query, best first.
+    /// The anchors embedded with `encoder`'s model (embedded on first use).
+    fn anchor_vectors(&self, encoder: &Encoder) -> Result<Arc<AnchorVectors>, SearchError> {
+        let model = encoder.info().key.to_string();
+        let mut guard = self.anchors.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(anchors) = guard.as_ref().filter(|a| a.model == model) {
+            return Ok(Arc::clone(anchors));
+        }
+        let embed = |texts: &[&str], role| encoder.embed(texts, role, &|_, _| {}).map_err(|e| SearchError::Embed(e.to_string()));
+        let anchors = Arc::new(AnchorVectors {
+            model,
+            passages: embed(PASSAGE_ANCHORS, code_intel_embed::Role::Passage)?,
+            requests: embed(REQUEST_ANCHORS, code_intel_embed::Role::Query)?,
+        });
+        *guard = Some(Arc::clone(&anchors));
+        Ok(anchors)
+    }
+
+    /// The query's median similarity to unrelated code (`forest`) and to
+    /// unrelated requests (`map`): the baselines [`calibrate`] measures from.
+    ///
+    /// # Errors
+    /// Inference failure while embedding the anchors (once per model).
+    pub fn baselines(&self, encoder: &Encoder, query: &[f32]) -> Result<Baselines, SearchError> {
+        let anchors = self.anchor_vectors(encoder)?;
+        let of = |vectors: &[Vec<f32>]| median(vectors.iter().map(|v| code_intel_vector::dot(query, v)).collect());
+        Ok(Baselines { forest: of(&anchors.passages), map: of(&anchors.requests) })
+    }
+
+    /// Map hits for an embedded query, best first, scored on the calibrated
+    /// scale (`baseline`: [`Baselines::map`]).
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn search_map(&self, store: &Store, encoder: &Encoder, query: &[f32], k: usize) -> Result<Vec<MapHit>, SearchError> {
+    pub fn search_map(&self, store: &Store, encoder: &Encoder, query: &[f32], baseline: f32, k: usize) -> Result<Vec<MapHit>, SearchError> {
         let hits = self.with_collections(store, encoder, false, |c| c.map.search(query, k, None))?.unwrap_or_default();
         let entries = store.map_entries_by_id(&hits.iter().map(|h| h.key).collect::<Vec<_>>())?;
         Ok(hits
             .iter()
-            .filter_map(|h| entries.get(&h.key).map(|e| map_hit(e, h.score)))
+            .filter_map(|h| entries.get(&h.key).map(|e| map_hit(e, h.score, baseline)))
             .collect())
     }
 
-    /// Forest hits for an embedded query, filters applied before the top `k`.
+    /// Forest hits for an embedded query, filters applied before the top `k`,
+    /// scored on the calibrated scale (`baseline`: [`Baselines::forest`]).
     ///
     /// # Errors
     /// SQLite errors, invalid glob.
-    pub fn search_forest(&self, store: &Store, encoder: &Encoder, query: &[f32], k: usize, filters: &Filters) -> Result<Vec<ForestHit>, SearchError> {
+    pub fn search_forest(
+        &self,
+        store: &Store,
+        encoder: &Encoder,
+        query: &[f32],
+        baseline: f32,
+        k: usize,
+        filters: &Filters,
+    ) -> Result<Vec<ForestHit>, SearchError> {
         let allowed: Option<HashSet<i64>> = if filters.is_empty() {
             None
         } else {
@@ -376,7 +494,8 @@ impl VectorSearch {
                     kind: l.kind.clone(),
                     name: l.name.clone(),
                     qualified_name: l.qualified_name.clone(),
-                    score: h.score,
+                    score: calibrate(h.score, baseline),
+                    similarity: h.score,
                 })
             })
             .collect())
@@ -422,8 +541,15 @@ impl VectorSearch {
     }
 }
 
-fn map_hit(e: &StoredMapEntry, score: f32) -> MapHit {
-    MapHit { key: e.entry.key.clone(), text: e.entry.text.clone(), symbols: e.entry.symbols.clone(), files: e.entry.files.clone(), score }
+fn map_hit(e: &StoredMapEntry, similarity: f32, baseline: f32) -> MapHit {
+    MapHit {
+        key: e.entry.key.clone(),
+        text: e.entry.text.clone(),
+        symbols: e.entry.symbols.clone(),
+        files: e.entry.files.clone(),
+        score: calibrate(similarity, baseline),
+        similarity,
+    }
 }
 
 /// Applies the difference between `index` and the store's `points`.
@@ -460,4 +586,28 @@ fn catch_up(store: &Store, model: &EmbeddingModel, index: &mut VectorIndex, poin
     }
     tracing::debug!(removed = diff.remove.len(), added = diff.add.len(), "vector index caught up with the store");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calibration_reads_the_same_across_models() {
+        // all-MiniLM-L6-v2-like: unrelated code ~0.05, the right chunk 0.6.
+        let minilm = median(vec![0.02, 0.08, 0.05, 0.30, 0.04]);
+        // multilingual-e5-small-like: unrelated code ~0.76, the right chunk 0.90.
+        let e5 = median(vec![0.75, 0.77, 0.76, 0.86, 0.74]);
+        assert!((minilm - 0.05).abs() < 1e-6 && (e5 - 0.76).abs() < 1e-6, "one related anchor leaves the median alone");
+        let (right_minilm, right_e5) = (calibrate(0.6, minilm), calibrate(0.9, e5));
+        assert!(right_minilm >= VECTOR_CONFIDENCE_FLOOR && right_e5 >= VECTOR_CONFIDENCE_FLOOR, "{right_minilm} {right_e5}");
+        // Unrelated code is never confident, whatever the raw level.
+        assert!(calibrate(0.77, e5) < VECTOR_CONFIDENCE_FLOOR && calibrate(0.1, minilm) < VECTOR_CONFIDENCE_FLOOR);
+        // Clamped to [0, 1].
+        assert_eq!(calibrate(0.2, 0.5), 0.0);
+        assert_eq!(calibrate(1.0, 0.5), 1.0);
+        assert_eq!(calibrate(1.0, 1.0), 0.0, "no better than unrelated code");
+        assert_eq!(median(Vec::new()), 0.0);
+        assert!((median(vec![0.1, 0.3]) - 0.2).abs() < 1e-6);
+    }
 }
