@@ -14,14 +14,22 @@
 //!   at least [`MIN_ELEMENT_LINES`] lines.
 //!
 //! Blade templates (`*.blade.php`) belong to the blade plugin.
+//!
+//! Parsing is the host's (`syntax` import): the plugin asks for the tree's
+//! named nodes once ([`Tree::nodes`], all kinds, so that every node's parent
+//! is its syntax parent), picks the elements, attributes, scripts and styles
+//! out of that table in one pass comparing kind ids ([`scan`]), then
+//! post-processes what it found (ids, nesting, holes, chunks).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use code_intel_plugin_sdk::text::{elide, one_line};
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, Plugin, PluginError, PluginInfo, SourceFile, Span,
-    export_plugin, parse,
+    ChunkBuilder, ChunkOutcome, ChunkSet, KindId, LineIndex, NodeTable, Plugin, PluginError, PluginInfo,
+    SourceFile, Span, export_plugin, parse,
 };
+#[cfg(doc)]
+use code_intel_plugin_sdk::Tree;
 
 /// The plugin type exported to the host.
 pub struct Html;
@@ -34,26 +42,125 @@ pub const MIN_ELEMENT_LINES: u32 = 3;
 /// Elements that are chunks even without an id.
 const SEMANTIC: &[&str] = &["section", "article", "nav", "header", "footer", "main", "aside", "form", "dialog", "table"];
 
-const QUERY: &str = r#"
-(element (start_tag (tag_name) @tag) @open (end_tag)? @close) @element
-((attribute (attribute_name) @attr.name [(attribute_value) (quoted_attribute_value)] @attr.value)
-  (#any-of? @attr.name "id" "class" "action" "method" "role" "aria-label" "src" "href" "rel" "type"))
-(script_element (start_tag) @open (raw_text)? @raw) @script
-(style_element (start_tag) @open (raw_text)? @raw) @style
-"#;
+/// Attributes the plugin reads (names as written: matched case-sensitively).
+const ATTRIBUTES: &[&str] = &["id", "class", "action", "method", "role", "aria-label", "src", "href", "rel", "type"];
 
-struct Element {
+struct Element<'s> {
     tag: String,
     node: Span,
     /// Between the start and the end tag.
     inner: Option<Span>,
-    attrs: Vec<(String, String)>,
+    attrs: Vec<(&'static str, &'s str)>,
 }
 
-impl Element {
+impl Element<'_> {
     fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.attrs.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
+}
+
+/// An inline `<script>` or `<style>` block.
+struct Raw {
+    /// `script` or `style`.
+    kind: &'static str,
+    node: Span,
+    /// Its content, when not empty.
+    raw: Option<Span>,
+    /// End of its start tag.
+    open_end: u32,
+}
+
+/// An attribute the plugin reads: the start of its tag (the last `<` before
+/// it), its name and its value, unquoted and trimmed.
+struct Attr<'s> {
+    tag_start: u32,
+    name: &'static str,
+    value: &'s str,
+}
+
+/// Ids of the kinds the plugin looks at; `None` for a kind the file does
+/// not contain.
+struct Kinds {
+    element: Option<KindId>,
+    start_tag: Option<KindId>,
+    end_tag: Option<KindId>,
+    tag_name: Option<KindId>,
+    attribute: Option<KindId>,
+    attribute_name: Option<KindId>,
+    attribute_value: Option<KindId>,
+    quoted_attribute_value: Option<KindId>,
+    script_element: Option<KindId>,
+    style_element: Option<KindId>,
+    raw_text: Option<KindId>,
+}
+
+impl Kinds {
+    fn of(nodes: &NodeTable<'_>) -> Self {
+        Self {
+            element: nodes.kind_id("element"),
+            start_tag: nodes.kind_id("start_tag"),
+            end_tag: nodes.kind_id("end_tag"),
+            tag_name: nodes.kind_id("tag_name"),
+            attribute: nodes.kind_id("attribute"),
+            attribute_name: nodes.kind_id("attribute_name"),
+            attribute_value: nodes.kind_id("attribute_value"),
+            quoted_attribute_value: nodes.kind_id("quoted_attribute_value"),
+            script_element: nodes.kind_id("script_element"),
+            style_element: nodes.kind_id("style_element"),
+            raw_text: nodes.kind_id("raw_text"),
+        }
+    }
+}
+
+/// What one pass over the node table finds.
+struct Scan<'s> {
+    /// Elements with a start tag, in document order.
+    elements: Vec<Element<'s>>,
+    /// Attributes named in [`ATTRIBUTES`] that have a value, in document order.
+    attrs: Vec<Attr<'s>>,
+    /// Inline scripts and styles, in document order.
+    raws: Vec<Raw>,
+}
+
+/// Sorts the nodes the plugin needs out of the table, in one pass. Each
+/// rule is one pattern of the query the plugin used to run:
+/// `(element (start_tag (tag_name) @tag) @open (end_tag)? @close) @element`,
+/// `(attribute (attribute_name) @name [(attribute_value) (quoted_attribute_value)] @value)`
+/// with the name one of [`ATTRIBUTES`], and
+/// `(script_element (start_tag) @open (raw_text)? @raw)` (`style_element` alike).
+fn scan<'s>(nodes: &'s NodeTable<'s>, lines: &LineIndex, source: &'s str) -> Scan<'s> {
+    let k = Kinds::of(nodes);
+    let mut found = Scan { elements: Vec::new(), attrs: Vec::new(), raws: Vec::new() };
+    for node in nodes.iter() {
+        let kind = Some(node.kind_id());
+        if kind == k.element {
+            let mut children = node.children();
+            let Some((open, tag)) =
+                children.by_ref().filter(|c| c.is(k.start_tag)).find_map(|open| Some((open, open.children().find(|t| t.is(k.tag_name))?)))
+            else {
+                continue;
+            };
+            let inner = children.find(|c| c.is(k.end_tag)).map(|close| lines.span(open.end_byte(), close.start_byte()));
+            found.elements.push(Element { tag: tag.text().to_ascii_lowercase(), node: Span::from(node), inner, attrs: Vec::new() });
+        } else if kind == k.attribute {
+            let mut children = node.children();
+            let Some(name) = children.by_ref().find(|c| c.is(k.attribute_name)) else { continue };
+            let written = name.text();
+            let Some(&known) = ATTRIBUTES.iter().find(|a| **a == written) else { continue };
+            let Some(value) = children.find(|c| c.is(k.attribute_value) || c.is(k.quoted_attribute_value)) else { continue };
+            let value = value.text().trim_matches(['"', '\'']).trim();
+            // The attribute's tag starts at the last `<` before it.
+            let tag_start = source[..name.start_byte() as usize].rfind('<').unwrap_or(0);
+            found.attrs.push(Attr { tag_start: u32::try_from(tag_start).unwrap_or(0), name: known, value });
+        } else if kind == k.script_element || kind == k.style_element {
+            let mut children = node.children();
+            let Some(open) = children.by_ref().find(|c| c.is(k.start_tag)) else { continue };
+            let raw = children.find(|c| c.is(k.raw_text)).map(Span::from);
+            let kind = if kind == k.script_element { "script" } else { "style" };
+            found.raws.push(Raw { kind, node: Span::from(node), raw, open_end: open.end_byte() });
+        }
+    }
+    found
 }
 
 impl Plugin for Html {
@@ -104,62 +211,54 @@ fn file_symbol(target: &str, from_path: &str) -> Option<String> {
 #[allow(clippy::too_many_lines)]
 fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
     let tree = parse("html", source)?;
-    let matches = tree.matches(QUERY)?;
+    let nodes = tree.nodes(&[])?;
     let lines = LineIndex::new(source);
+    let Scan { mut elements, attrs, raws } = scan(&nodes, &lines, source);
 
-    let mut elements: Vec<Element> = Vec::new();
-    // (start tag start, name, value)
-    let mut attrs: Vec<(u32, String, String)> = Vec::new();
-    let mut raws: Vec<(&str, Span, Option<Span>, u32)> = Vec::new();
-    for m in &matches {
-        if let (Some(el), Some(tag), Some(open)) = (m.get("element"), m.get("tag"), m.get("open")) {
-            let inner = m.get("close").map(|close| lines.span(open.end_byte, close.start_byte));
-            elements.push(Element { tag: tag.text.to_ascii_lowercase(), node: Span::of(el), inner, attrs: Vec::new() });
-        } else if let (Some(name), Some(value)) = (m.get("attr.name"), m.get("attr.value")) {
-            let value = value.text.trim_matches(['"', '\'']).trim().to_string();
-            // The attribute's tag starts at the last `<` before it.
-            let tag_start = source[..name.start_byte as usize].rfind('<').unwrap_or(0);
-            attrs.push((u32::try_from(tag_start).unwrap_or(0), name.text.to_ascii_lowercase(), value));
-        } else if let (Some(node), Some(open)) = (m.get("script").or_else(|| m.get("style")), m.get("open")) {
-            raws.push((node.name, Span::of(node), m.get("raw").map(Span::of), open.end_byte));
+    // The first `<title>`'s text: the first to end (a query finished its
+    // matches in that order), i.e. the first title or the first title
+    // nested in it, and so on.
+    let mut first_title: Option<usize> = None;
+    for (i, e) in elements.iter().enumerate().filter(|(_, e)| e.tag == "title") {
+        match first_title {
+            Some(t) if !elements[t].node.contains(&e.node) => break,
+            _ => first_title = Some(i),
         }
     }
-    // The first `<title>`'s text.
-    let title: Option<String> = elements
-        .iter()
-        .find(|e| e.tag == "title")
-        .and_then(|e| e.inner)
-        .map(|inner| one_line(inner.text(source)))
-        .filter(|t| !t.is_empty());
+    let title: Option<String> =
+        first_title.and_then(|i| elements[i].inner).map(|inner| one_line(inner.text(source))).filter(|t| !t.is_empty());
+    // Already in document order; outer before inner at the same start.
     elements.sort_by_key(|e| (e.node.start_byte, std::cmp::Reverse(e.node.end_byte)));
-    let at: HashMap<u32, usize> = elements.iter().enumerate().map(|(i, e)| (e.node.start_byte, i)).collect();
     let mut ids: Vec<String> = Vec::new();
     let mut related: BTreeSet<String> = BTreeSet::new();
     let mut scripts: Vec<String> = Vec::new();
     let mut stylesheets: Vec<String> = Vec::new();
-    for (start, name, value) in attrs {
-        if let Some(&i) = at.get(&start) {
-            elements[i].attrs.push((name.clone(), value.clone()));
+    for Attr { tag_start: start, name, value } in attrs {
+        // The element starting at the tag (the last of several).
+        let at = elements.partition_point(|e| e.node.start_byte <= start);
+        if let Some(e) = at.checked_sub(1).map(|i| &mut elements[i]).filter(|e| e.node.start_byte == start) {
+            e.attrs.push((name, value));
         }
         // `<script src>` and `<link rel="stylesheet" href>` are not `element`s with
         // an end tag everywhere; read them from the source tag.
         let tag_text = &source[start as usize..];
-        let tag_name: String = tag_text[1..].chars().take_while(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase();
-        match (tag_name.as_str(), name.as_str()) {
-            ("script", "src") => {
-                related.extend(file_symbol(&value, path));
-                scripts.push(value);
+        let tag_len = tag_text[1..].bytes().take_while(u8::is_ascii_alphanumeric).count();
+        let tag_name = &tag_text[1..=tag_len];
+        match name {
+            "src" if tag_name.eq_ignore_ascii_case("script") => {
+                related.extend(file_symbol(value, path));
+                scripts.push(value.to_string());
             }
-            ("link", "href") => {
+            "href" if tag_name.eq_ignore_ascii_case("link") => {
                 let tag_end = tag_text.find('>').unwrap_or(tag_text.len());
                 if tag_text[..tag_end].contains("stylesheet") {
-                    related.extend(file_symbol(&value, path));
-                    stylesheets.push(value);
+                    related.extend(file_symbol(value, path));
+                    stylesheets.push(value.to_string());
                 }
             }
-            (_, "id") if !value.is_empty() && !value.contains(['{', '<']) => {
-                ids.push(value.clone());
-                related.insert(format!("html:{tag_name}#{value}"));
+            "id" if !value.is_empty() && !value.contains(['{', '<']) => {
+                ids.push(value.to_string());
+                related.insert(format!("html:{}#{value}", tag_name.to_ascii_lowercase()));
             }
             _ => {}
         }
@@ -175,8 +274,8 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         .collect();
     let mut raw_chunks: Vec<(&str, Span, Option<Span>)> = raws
         .iter()
-        .filter(|(_, node, _, _)| node.end_line - node.start_line + 1 >= MIN_ELEMENT_LINES)
-        .map(|(kind, node, raw, _)| (*kind, *node, *raw))
+        .filter(|r| r.node.end_line - r.node.start_line + 1 >= MIN_ELEMENT_LINES)
+        .map(|r| (r.kind, r.node, r.raw))
         .collect();
     raw_chunks.sort_by_key(|(_, n, _)| n.start_byte);
 
@@ -185,7 +284,8 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         _ => e.tag.clone(),
     };
     let mut chunks = ChunkSet::new(source);
-    let mut ids_of: HashMap<usize, String> = HashMap::new();
+    // Element index -> id of its chunk.
+    let mut ids_of: Vec<Option<String>> = vec![None; elements.len()];
     // Holes: inner content of chunked elements and bodies of script/style chunks.
     let hole_of = |i: usize| elements[i].inner.map(|s| (s.range(), " … "));
     let raw_holes: Vec<(std::ops::Range<usize>, &str)> =
@@ -213,7 +313,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
 
     for &i in &chunked {
         let e = &elements[i];
-        let parent = chunked.iter().rev().find(|&&j| j != i && elements[j].node.contains(&e.node)).and_then(|j| ids_of.get(j).cloned());
+        let parent = chunked.iter().rev().find(|&&j| j != i && elements[j].node.contains(&e.node)).and_then(|&j| ids_of[j].clone());
         let holes: Vec<(std::ops::Range<usize>, &str)> = chunked
             .iter()
             .filter(|&&j| j != i && e.node.contains(&elements[j].node))
@@ -239,11 +339,11 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
             builder = builder.meta_opt(key, e.attr(attr).map(str::to_string));
         }
         let id = chunks.push(builder);
-        ids_of.insert(i, id);
+        ids_of[i] = Some(id);
     }
     for (kind, node, _) in raw_chunks {
-        let parent = chunked.iter().rev().find(|&&j| elements[j].node.contains(&node)).and_then(|j| ids_of.get(j).cloned());
-        let open = raws.iter().find(|r| r.1 == node).map_or(node.end_byte, |r| r.3);
+        let parent = chunked.iter().rev().find(|&&j| elements[j].node.contains(&node)).and_then(|&j| ids_of[j].clone());
+        let open = raws.iter().find(|r| r.node == node).map_or(node.end_byte, |r| r.open_end);
         chunks.push(
             ChunkBuilder::new(kind, kind)
                 .id(kind.to_string())
