@@ -17,43 +17,27 @@
 //! in `internal/orders/service.go`. `references` are callees, types and
 //! package-qualified names as written; `related_symbols` resolve
 //! `pkg.Name` through the file's imports to `import/path.Name`.
+//!
+//! Parsing is the host's (`syntax` import): the plugin asks for the tree's
+//! named nodes once ([`Tree::nodes`](code_intel_plugin_sdk::Tree::nodes), all
+//! kinds, so that every node's parent is its syntax parent), sorts out the
+//! nodes it needs in one pass over that table (`Scan`, comparing kind and
+//! field ids, each rule naming the query pattern it replaces), then
+//! post-processes what it found; it must not bundle a parser.
 
-use std::collections::{BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use code_intel_plugin_sdk::text::{elide, one_line};
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, Plugin, PluginError, PluginInfo, SourceFile, Span,
-    export_plugin, parse,
+    ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, Plugin, PluginError,
+    PluginInfo, SourceFile, Span, export_plugin, parse,
 };
 
 /// The plugin type exported to the host.
 pub struct Go;
 
 const PRIORITY: i32 = 10;
-
-const QUERY: &str = r#"
-(package_clause (package_identifier) @package)
-(function_declaration name: (identifier) @name body: (block)? @body) @def
-(method_declaration receiver: (parameter_list) @receiver name: (field_identifier) @name body: (block)? @body) @def
-(type_declaration (type_spec name: (type_identifier) @name type: (_) @type) @spec) @decl
-(type_declaration (type_alias name: (type_identifier) @name type: (_) @type) @spec) @decl
-(comment) @comment
-
-(import_spec name: (_)? @import.alias path: (_) @import.path) @import
-
-(field_declaration_list (field_declaration name: (field_identifier) @field)) @fields
-(field_declaration_list (field_declaration . type: (_) @embedded .)) @fields
-(interface_type (method_elem name: (field_identifier) @imethod)) @iface
-(interface_type (type_elem) @embedded) @iface
-
-(call_expression function: (identifier) @callee)
-(call_expression function: (selector_expression operand: (identifier) @pkg field: (field_identifier) @member))
-(call_expression function: (selector_expression field: (field_identifier) @callee))
-(selector_expression operand: (identifier) @pkg field: (field_identifier) @member)
-(qualified_type package: (package_identifier) @pkg name: (type_identifier) @member)
-(composite_literal type: (type_identifier) @type_ref)
-(type_identifier) @type_ref
-"#;
 
 /// Predeclared identifiers and types left out of `references`.
 const BUILTINS: &[&str] = &[
@@ -134,128 +118,355 @@ fn receiver_type(receiver: &str) -> String {
     ty.trim_start_matches('*').to_string()
 }
 
+/// Kind and field ids of the node table the plugin looks at, looked up once
+/// per file; `None` for a kind the file does not contain.
+struct Kinds {
+    package_clause: Option<KindId>,
+    package_identifier: Option<KindId>,
+    function_declaration: Option<KindId>,
+    method_declaration: Option<KindId>,
+    identifier: Option<KindId>,
+    field_identifier: Option<KindId>,
+    type_identifier: Option<KindId>,
+    block: Option<KindId>,
+    parameter_list: Option<KindId>,
+    type_declaration: Option<KindId>,
+    type_spec: Option<KindId>,
+    type_alias: Option<KindId>,
+    struct_type: Option<KindId>,
+    interface_type: Option<KindId>,
+    comment: Option<KindId>,
+    import_spec: Option<KindId>,
+    field_declaration_list: Option<KindId>,
+    field_declaration: Option<KindId>,
+    method_elem: Option<KindId>,
+    type_elem: Option<KindId>,
+    call_expression: Option<KindId>,
+    selector_expression: Option<KindId>,
+    qualified_type: Option<KindId>,
+    name: Option<FieldId>,
+    body: Option<FieldId>,
+    receiver: Option<FieldId>,
+    type_: Option<FieldId>,
+    path: Option<FieldId>,
+    function: Option<FieldId>,
+    operand: Option<FieldId>,
+    field: Option<FieldId>,
+    package: Option<FieldId>,
+}
+
+impl Kinds {
+    fn of(nodes: &NodeTable<'_>) -> Self {
+        Self {
+            package_clause: nodes.kind_id("package_clause"),
+            package_identifier: nodes.kind_id("package_identifier"),
+            function_declaration: nodes.kind_id("function_declaration"),
+            method_declaration: nodes.kind_id("method_declaration"),
+            identifier: nodes.kind_id("identifier"),
+            field_identifier: nodes.kind_id("field_identifier"),
+            type_identifier: nodes.kind_id("type_identifier"),
+            block: nodes.kind_id("block"),
+            parameter_list: nodes.kind_id("parameter_list"),
+            type_declaration: nodes.kind_id("type_declaration"),
+            type_spec: nodes.kind_id("type_spec"),
+            type_alias: nodes.kind_id("type_alias"),
+            struct_type: nodes.kind_id("struct_type"),
+            interface_type: nodes.kind_id("interface_type"),
+            comment: nodes.kind_id("comment"),
+            import_spec: nodes.kind_id("import_spec"),
+            field_declaration_list: nodes.kind_id("field_declaration_list"),
+            field_declaration: nodes.kind_id("field_declaration"),
+            method_elem: nodes.kind_id("method_elem"),
+            type_elem: nodes.kind_id("type_elem"),
+            call_expression: nodes.kind_id("call_expression"),
+            selector_expression: nodes.kind_id("selector_expression"),
+            qualified_type: nodes.kind_id("qualified_type"),
+            name: nodes.field_id("name"),
+            body: nodes.field_id("body"),
+            receiver: nodes.field_id("receiver"),
+            type_: nodes.field_id("type"),
+            path: nodes.field_id("path"),
+            function: nodes.field_id("function"),
+            operand: nodes.field_id("operand"),
+            field: nodes.field_id("field"),
+            package: nodes.field_id("package"),
+        }
+    }
+}
+
+/// The child of `node` filling `field`.
+fn child(node: NodeRef<'_>, field: Option<FieldId>) -> Option<NodeRef<'_>> {
+    node.child_by(field?)
+}
+
+/// True when `node` fills `field` of a parent of kind `parent`.
+fn fills(node: NodeRef<'_>, field: Option<FieldId>, parent: Option<KindId>) -> bool {
+    field.is_some() && node.field_id() == field && node.parent().is_some_and(|p| p.is(parent))
+}
+
+/// What a struct or interface type is made of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Field,
+    Embedded,
+    Method,
+}
+
+/// A field, embedded type or interface method, by the node that holds it:
+/// a struct's `field_declaration_list` or an `interface_type`.
+struct TypePart<'s> {
+    owner: u32,
+    what: Part,
+    text: &'s str,
+}
+
+/// `pkg.Member`: a selector on an identifier or a qualified type.
+struct Member<'s> {
+    at: u32,
+    pkg: &'s str,
+    member: &'s str,
+    member_at: u32,
+}
+
+/// The nodes the plugin works on, sorted out in one pass over the table in
+/// document order. Each rule stands for a pattern of the query the plugin
+/// used before it read the node table.
+struct Scan<'s> {
+    /// `(package_clause (package_identifier) @package)`: the last one.
+    package: Option<NodeRef<'s>>,
+    /// Function and method declarations.
+    funcs: Vec<NodeRef<'s>>,
+    /// `type_spec` and `type_alias` nodes directly in a `type_declaration`.
+    specs: Vec<NodeRef<'s>>,
+    comments: Vec<Span>,
+    imports: Vec<NodeRef<'s>>,
+    parts: Vec<TypePart<'s>>,
+    members: Vec<Member<'s>>,
+    /// Callees and type names: (start, text).
+    uses: Vec<(u32, &'s str)>,
+}
+
+impl<'s> Scan<'s> {
+    fn of(nodes: &'s NodeTable<'s>, k: &Kinds) -> Self {
+        let mut scan = Scan {
+            package: None,
+            funcs: Vec::new(),
+            specs: Vec::new(),
+            comments: Vec::new(),
+            imports: Vec::new(),
+            parts: Vec::new(),
+            members: Vec::new(),
+            uses: Vec::new(),
+        };
+        for node in nodes.iter() {
+            let kind = Some(node.kind_id());
+            if kind == k.type_identifier {
+                // `(type_identifier) @type_ref`
+                scan.uses.push((node.start_byte(), node.text()));
+            } else if kind == k.field_identifier {
+                let Some(parent) = node.parent() else { continue };
+                let field = node.field_id();
+                if field.is_none() {
+                    continue;
+                }
+                if field == k.name && parent.is(k.field_declaration) {
+                    // `(field_declaration_list (field_declaration name: (field_identifier) @field)) @fields`
+                    if let Some(list) = parent.parent().filter(|l| l.is(k.field_declaration_list)) {
+                        scan.parts.push(TypePart { owner: list.start_byte(), what: Part::Field, text: node.text() });
+                    }
+                } else if field == k.name && parent.is(k.method_elem) {
+                    // `(interface_type (method_elem name: (field_identifier) @imethod)) @iface`
+                    if let Some(iface) = parent.parent().filter(|i| i.is(k.interface_type)) {
+                        scan.parts.push(TypePart { owner: iface.start_byte(), what: Part::Method, text: node.text() });
+                    }
+                } else if field == k.field && parent.is(k.selector_expression) && fills(parent, k.function, k.call_expression) {
+                    // `(call_expression function: (selector_expression field: (field_identifier) @callee))`
+                    scan.uses.push((node.start_byte(), node.text()));
+                }
+            } else if kind == k.identifier {
+                // `(call_expression function: (identifier) @callee)`
+                if fills(node, k.function, k.call_expression) {
+                    scan.uses.push((node.start_byte(), node.text()));
+                }
+            } else if kind == k.selector_expression {
+                // `(selector_expression operand: (identifier) @pkg field: (field_identifier) @member)`
+                if let (Some(pkg), Some(member)) = (
+                    child(node, k.operand).filter(|o| o.is(k.identifier)),
+                    child(node, k.field).filter(|f| f.is(k.field_identifier)),
+                ) {
+                    scan.members.push(Member { at: pkg.start_byte(), pkg: pkg.text(), member: member.text(), member_at: member.start_byte() });
+                }
+            } else if kind == k.qualified_type {
+                // `(qualified_type package: (package_identifier) @pkg name: (type_identifier) @member)`
+                if let (Some(pkg), Some(member)) = (
+                    child(node, k.package).filter(|o| o.is(k.package_identifier)),
+                    child(node, k.name).filter(|f| f.is(k.type_identifier)),
+                ) {
+                    scan.members.push(Member { at: pkg.start_byte(), pkg: pkg.text(), member: member.text(), member_at: member.start_byte() });
+                }
+            } else if kind == k.comment {
+                scan.comments.push(Span::of(node));
+            } else if kind == k.field_declaration {
+                // `(field_declaration_list (field_declaration . type: (_) @embedded .)) @fields`:
+                // the type is the declaration's only named child.
+                if let Some(list) = node.parent().filter(|l| l.is(k.field_declaration_list)) {
+                    let mut children = node.children();
+                    if let (Some(ty), None) = (children.next(), children.next())
+                        && k.type_.is_some()
+                        && ty.field_id() == k.type_
+                    {
+                        scan.parts.push(TypePart { owner: list.start_byte(), what: Part::Embedded, text: ty.text() });
+                    }
+                }
+            } else if kind == k.type_elem {
+                // `(interface_type (type_elem) @embedded) @iface`
+                if let Some(iface) = node.parent().filter(|i| i.is(k.interface_type)) {
+                    scan.parts.push(TypePart { owner: iface.start_byte(), what: Part::Embedded, text: node.text() });
+                }
+            } else if kind == k.function_declaration || kind == k.method_declaration {
+                scan.funcs.push(node);
+            } else if kind == k.type_spec || kind == k.type_alias {
+                if node.parent().is_some_and(|p| p.is(k.type_declaration)) {
+                    scan.specs.push(node);
+                }
+            } else if kind == k.import_spec {
+                scan.imports.push(node);
+            } else if kind == k.package_identifier && node.parent().is_some_and(|p| p.is(k.package_clause)) {
+                scan.package = Some(node);
+            }
+        }
+        scan
+    }
+}
+
+/// The import bound to `local` (the last one, as a later import of the same
+/// name overrides an earlier one).
+fn imported<'s>(imports: &[(&'s str, &'s str, u32)], local: &str) -> Option<&'s str> {
+    imports.iter().rev().find(|(l, ..)| *l == local).map(|&(_, path, _)| path)
+}
+
 #[allow(clippy::too_many_lines)]
 fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
     let tree = parse("go", source)?;
-    let matches = tree.matches(QUERY)?;
+    let nodes = tree.nodes(&[])?;
+    let k = Kinds::of(&nodes);
+    let scan = Scan::of(&nodes, &k);
     let lines = LineIndex::new(source);
     let dir = package_dir(path);
 
-    let mut package = None;
+    let package = scan.package.map(|p| p.text().to_string());
+    let package_at = scan.package.map_or(0, NodeRef::start_byte);
     let mut defs: Vec<Def> = Vec::new();
-    let mut comments: Vec<Span> = Vec::new();
-    let mut imports: HashMap<String, String> = HashMap::new();
+    let mut comments = scan.comments;
+    // (local name, import path, start of the import spec)
+    let mut imports: Vec<(&str, &str, u32)> = Vec::new();
     let mut import_list: Vec<String> = Vec::new();
     let mut import_spans: Vec<Span> = Vec::new();
-    let mut members: Vec<(u32, &str, &str)> = Vec::new();
-    let mut member_names: BTreeSet<u32> = BTreeSet::new();
-    let mut package_at = 0;
-    let mut uses: Vec<(u32, String)> = Vec::new();
-    // (container start, name, what)
-    let mut type_parts: Vec<(u32, String, u8)> = Vec::new();
     let mut type_decls: Vec<(Span, usize)> = Vec::new();
 
-    for m in &matches {
-        if let Some(p) = m.get("package") {
-            package = Some(p.text.to_string());
-            package_at = p.start_byte;
-        } else if let (Some(node), Some(name)) = (m.get("def"), m.get("name")) {
-            let body = m.get("body").map(Span::of);
-            let receiver = m.get("receiver");
-            defs.push(Def {
-                kind: if receiver.is_some() { DefKind::Method } else { DefKind::Function },
-                name: name.text.to_string(),
-                node: Span::of(node),
-                outer: Span::of(node),
-                name_start: name.start_byte,
-                body,
-                receiver: receiver.map(|r| receiver_type(r.text)),
-                receiver_text: receiver.map(|r| r.text.to_string()),
-                type_kind: "",
-                docstring: None,
-                fields: Vec::new(),
-                embedded: Vec::new(),
-                methods: Vec::new(),
-                header_end: body.map_or(node.end_byte, |b| b.start_byte),
-            });
-        } else if let (Some(spec), Some(name), Some(ty), Some(decl)) = (m.get("spec"), m.get("name"), m.get("type"), m.get("decl")) {
-            let type_kind = match ty.kind {
-                "struct_type" => "struct",
-                "interface_type" => "interface",
-                _ => "type",
-            };
-            let body = matches!(type_kind, "struct" | "interface").then(|| Span::of(ty));
-            let header_end = match type_kind {
-                "struct" | "interface" => ty.start_byte + if type_kind == "struct" { 6 } else { 9 },
-                _ => spec.end_byte,
-            };
-            type_decls.push((Span::of(decl), defs.len()));
-            defs.push(Def {
-                kind: DefKind::Type,
-                name: name.text.to_string(),
-                node: Span::of(spec),
-                outer: Span::of(spec),
-                name_start: name.start_byte,
-                body,
-                receiver: None,
-                receiver_text: None,
-                type_kind,
-                docstring: None,
-                fields: Vec::new(),
-                embedded: Vec::new(),
-                methods: Vec::new(),
-                header_end,
-            });
-        } else if let Some(c) = m.get("comment") {
-            comments.push(Span::of(c));
-        } else if let (Some(stmt), Some(p)) = (m.get("import"), m.get("import.path")) {
-            let import_path = p.text.trim_matches(['"', '`']).to_string();
-            let local = m.text("import.alias").map_or_else(|| import_path.rsplit('/').next().unwrap_or(&import_path).to_string(), str::to_string);
-            imports.insert(local, import_path.clone());
-            if !import_list.contains(&import_path) {
-                import_list.push(import_path);
-            }
-            import_spans.push(Span::of(stmt));
-        } else if let (Some(owner), Some(f)) = (m.get("fields"), m.get("field")) {
-            type_parts.push((owner.start_byte, f.text.to_string(), 0));
-        } else if let (Some(owner), Some(e)) = (m.get("fields").or_else(|| m.get("iface")), m.get("embedded")) {
-            type_parts.push((owner.start_byte, one_line(e.text), 1));
-        } else if let (Some(owner), Some(im)) = (m.get("iface"), m.get("imethod")) {
-            type_parts.push((owner.start_byte, im.text.to_string(), 2));
-        } else if let (Some(pkg), Some(member)) = (m.get("pkg"), m.get("member")) {
-            members.push((pkg.start_byte, pkg.text, member.text));
-            // Imports precede every use, so the import map is complete here.
-            if imports.contains_key(pkg.text) {
-                member_names.insert(member.start_byte);
-            }
-        } else if let Some(c) = m.get("callee").or_else(|| m.get("type_ref")) {
-            uses.push((c.start_byte, c.text.to_string()));
-        }
+    for &node in &scan.funcs {
+        let method = node.is(k.method_declaration);
+        let receiver = if method {
+            let Some(receiver) = child(node, k.receiver).filter(|r| r.is(k.parameter_list)) else { continue };
+            Some(receiver)
+        } else {
+            None
+        };
+        let name_kind = if method { k.field_identifier } else { k.identifier };
+        let Some(name) = child(node, k.name).filter(|n| n.is(name_kind)) else { continue };
+        let body = child(node, k.body).filter(|b| b.is(k.block)).map(Span::of);
+        defs.push(Def {
+            kind: if method { DefKind::Method } else { DefKind::Function },
+            name: name.text().to_string(),
+            node: Span::of(node),
+            outer: Span::of(node),
+            name_start: name.start_byte(),
+            body,
+            receiver: receiver.map(|r| receiver_type(r.text())),
+            receiver_text: receiver.map(|r| r.text().to_string()),
+            type_kind: "",
+            docstring: None,
+            fields: Vec::new(),
+            embedded: Vec::new(),
+            methods: Vec::new(),
+            header_end: body.map_or(node.end_byte(), |b| b.start_byte),
+        });
     }
+    for &spec in &scan.specs {
+        let (Some(name), Some(ty), Some(decl)) =
+            (child(spec, k.name).filter(|n| n.is(k.type_identifier)), child(spec, k.type_), spec.parent())
+        else {
+            continue;
+        };
+        let type_kind = if ty.is(k.struct_type) {
+            "struct"
+        } else if ty.is(k.interface_type) {
+            "interface"
+        } else {
+            "type"
+        };
+        let body = matches!(type_kind, "struct" | "interface").then(|| Span::of(ty));
+        let header_end = match type_kind {
+            "struct" | "interface" => ty.start_byte() + if type_kind == "struct" { 6 } else { 9 },
+            _ => spec.end_byte(),
+        };
+        type_decls.push((Span::of(decl), defs.len()));
+        defs.push(Def {
+            kind: DefKind::Type,
+            name: name.text().to_string(),
+            node: Span::of(spec),
+            outer: Span::of(spec),
+            name_start: name.start_byte(),
+            body,
+            receiver: None,
+            receiver_text: None,
+            type_kind,
+            docstring: None,
+            fields: Vec::new(),
+            embedded: Vec::new(),
+            methods: Vec::new(),
+            header_end,
+        });
+    }
+    // `(import_spec name: (_)? @import.alias path: (_) @import.path) @import`
+    for &spec in &scan.imports {
+        let Some(p) = child(spec, k.path) else { continue };
+        let import_path = p.text().trim_matches(['"', '`']);
+        let local = child(spec, k.name).map_or_else(|| import_path.rsplit('/').next().unwrap_or(import_path), NodeRef::text);
+        imports.push((local, import_path, spec.start_byte()));
+        if !import_list.iter().any(|i| i == import_path) {
+            import_list.push(import_path.to_string());
+        }
+        import_spans.push(Span::of(spec));
+    }
+    // `pkg.Name` where `pkg` is imported (by an import before it).
+    let member_names: BTreeSet<u32> = scan
+        .members
+        .iter()
+        .filter(|m| imports.iter().any(|&(local, _, at)| local == m.pkg && at < m.at))
+        .map(|m| m.member_at)
+        .collect();
 
     // A type declaration with one spec spans the `type` keyword.
-    let mut decl_count: HashMap<u32, usize> = HashMap::new();
-    for (decl, _) in &type_decls {
-        *decl_count.entry(decl.start_byte).or_default() += 1;
-    }
-    for (decl, i) in &type_decls {
-        if decl_count[&decl.start_byte] == 1 {
-            defs[*i].outer = *decl;
+    for &(decl, i) in &type_decls {
+        if type_decls.iter().filter(|(d, _)| d.start_byte == decl.start_byte).count() == 1 {
+            defs[i].outer = decl;
         }
     }
     // Fields, embedded types and interface methods.
     for def in defs.iter_mut().filter(|d| d.kind == DefKind::Type) {
         let Some(body) = def.body else { continue };
-        for (owner, name, what) in &type_parts {
+        for part in &scan.parts {
+            let owner = part.owner;
             // The struct or interface node itself, or its field list.
-            if *owner >= body.start_byte && *owner < body.start_byte + 16 && body.contains_byte(*owner) {
-                let list = match what {
-                    0 => &mut def.fields,
-                    1 => &mut def.embedded,
-                    _ => &mut def.methods,
+            if owner >= body.start_byte && owner < body.start_byte + 16 && body.contains_byte(owner) {
+                let (list, name) = match part.what {
+                    Part::Field => (&mut def.fields, part.text.to_string()),
+                    Part::Embedded => (&mut def.embedded, one_line(part.text)),
+                    Part::Method => (&mut def.methods, part.text.to_string()),
                 };
-                if !list.contains(name) {
-                    list.push(name.clone());
+                if !list.contains(&name) {
+                    list.push(name);
                 }
             }
         }
@@ -287,37 +498,43 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
     let local_names: BTreeSet<&str> = defs.iter().filter(|d| d.kind != DefKind::Method).map(|d| d.name.as_str()).collect();
     let type_names: BTreeSet<&str> = defs.iter().filter(|d| d.kind == DefKind::Type).map(|d| d.name.as_str()).collect();
 
-    // Uses per def (innermost top-level def containing them; Go has no nesting of declarations).
-    let owner_of = |at: u32| defs.iter().position(|d| d.outer.contains_byte(at));
+    // Uses per def: the first (outermost) def containing them. Index 0 is
+    // the module, `i + 1` def `i`.
+    let owner_of = |at: u32| {
+        let end = defs.partition_point(|d| d.outer.start_byte <= at);
+        defs[..end].iter().position(|d| d.outer.contains_byte(at))
+    };
+    let slot = |owner: Option<usize>| owner.map_or(0, |i| i + 1);
     let in_import = |at: u32| import_spans.iter().any(|s| s.contains_byte(at));
     let name_starts: BTreeSet<u32> = defs.iter().map(|d| d.name_start).collect();
-    let mut refs: HashMap<Option<usize>, BTreeSet<String>> = HashMap::new();
-    let mut related: HashMap<Option<usize>, BTreeSet<String>> = HashMap::new();
-    let member_at: BTreeSet<u32> = members.iter().filter(|(_, p, _)| imports.contains_key(*p)).map(|(at, _, _)| *at).collect();
-    for (at, pkg, member) in &members {
-        if let Some(import_path) = imports.get(*pkg) {
-            let owner = owner_of(*at);
-            refs.entry(owner).or_default().insert(format!("{pkg}.{member}"));
-            related.entry(owner).or_default().insert(format!("{import_path}.{member}"));
+    let mut refs: Vec<BTreeSet<Cow<'_, str>>> = vec![BTreeSet::new(); defs.len() + 1];
+    let mut related: Vec<BTreeSet<String>> = vec![BTreeSet::new(); defs.len() + 1];
+    let mut member_at: BTreeSet<u32> = BTreeSet::new();
+    for m in &scan.members {
+        if let Some(import_path) = imported(&imports, m.pkg) {
+            member_at.insert(m.at);
+            let owner = slot(owner_of(m.at));
+            refs[owner].insert(Cow::Owned(format!("{}.{}", m.pkg, m.member)));
+            related[owner].insert(format!("{import_path}.{}", m.member));
         }
     }
-    for (at, text) in &uses {
-        if name_starts.contains(at)
-            || in_import(*at)
-            || BUILTINS.contains(&text.as_str())
-            || member_at.contains(at)
+    for &(at, text) in &scan.uses {
+        if name_starts.contains(&at)
+            || in_import(at)
+            || BUILTINS.contains(&text)
+            || member_at.contains(&at)
             || text.len() == 1
         {
             continue;
         }
         // `pkg.Name` of an imported package is counted once, as `pkg.Name`.
-        if member_names.contains(at) {
+        if member_names.contains(&at) {
             continue;
         }
-        let owner = owner_of(*at);
-        refs.entry(owner).or_default().insert(text.clone());
-        if local_names.contains(text.as_str()) {
-            related.entry(owner).or_default().insert(qualify(text));
+        let owner = slot(owner_of(at));
+        refs[owner].insert(Cow::Borrowed(text));
+        if local_names.contains(text) {
+            related[owner].insert(qualify(text));
         }
     }
 
@@ -350,8 +567,8 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         .signature(format!("package {package}"))
         .docstring(Some(module_doc.trim().to_string()).filter(|d| !d.is_empty()))
         .related_all(import_list.iter().cloned())
-        .references(refs.remove(&None).unwrap_or_default())
-        .related_all(related.remove(&None).unwrap_or_default())
+        .references(std::mem::take(&mut refs[0]))
+        .related_all(std::mem::take(&mut related[0]))
         .meta("package", package.clone())
         .meta_opt("imports", Some(import_list.clone()))
         .meta_opt("types", Some(names_of(DefKind::Type)))
@@ -361,11 +578,10 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
     }
     chunks.push(module);
 
-    let type_ids: HashMap<&str, String> = defs
-        .iter()
-        .filter(|d| d.kind == DefKind::Type)
-        .map(|d| (d.name.as_str(), format!("{}:{}", d.type_kind, d.name)))
-        .collect();
+    // The chunk id of the (last) type named `name` declared in the file.
+    let type_id = |name: &str| {
+        defs.iter().rev().find(|d| d.kind == DefKind::Type && d.name == name).map(|d| format!("{}:{}", d.type_kind, d.name))
+    };
     for (i, def) in defs.iter().enumerate() {
         let (kind, path) = match def.kind {
             DefKind::Function => ("function", def.name.clone()),
@@ -383,15 +599,15 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
             .span(def.outer)
             .signature(signature.trim_end_matches(['{', ' ']))
             .docstring(def.docstring.clone())
-            .references(refs.remove(&Some(i)).unwrap_or_default())
-            .related_all(related.remove(&Some(i)).unwrap_or_default())
+            .references(std::mem::take(&mut refs[i + 1]))
+            .related_all(std::mem::take(&mut related[i + 1]))
             .meta_opt("fields", Some(def.fields.clone()))
             .meta_opt("embedded", Some(def.embedded.clone()))
             .meta_opt("methods", Some(def.methods.clone()));
         if def.kind == DefKind::Method {
             let receiver = def.receiver.clone().unwrap_or_default();
             builder = builder
-                .parent(type_ids.get(receiver.as_str()).cloned())
+                .parent(type_id(&receiver))
                 .meta("receiver", one_line(def.receiver_text.as_deref().unwrap_or_default()))
                 .meta("pointer_receiver", def.receiver_text.as_deref().is_some_and(|r| r.contains('*')));
             if type_names.contains(receiver.as_str()) {
