@@ -20,13 +20,21 @@
 //! to the file's package.
 //! Types declared inside method bodies (local and anonymous classes) stay
 //! part of their method.
+//!
+//! Parsing is the host's (`syntax` import): the plugin asks for the tree's
+//! named nodes once ([`Tree::nodes`](code_intel_plugin_sdk::Tree::nodes), all
+//! kinds, so that every node's parent is its syntax parent), sorts out the
+//! nodes it needs in one pass over that table (`Scan`, comparing kind and
+//! field ids, each rule naming the query pattern it replaces), then
+//! post-processes what it found; it must not bundle a parser.
 
-use std::collections::{BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use code_intel_plugin_sdk::text::{docblock, elide, one_line};
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, Plugin, PluginError, PluginInfo, SourceFile, Span,
-    export_plugin, parse,
+    ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, Plugin, PluginError,
+    PluginInfo, SourceFile, Span, export_plugin, parse,
 };
 
 /// The plugin type exported to the host.
@@ -34,35 +42,6 @@ pub struct Java;
 
 /// A general language strategy, like `python` and `php`.
 const PRIORITY: i32 = 10;
-
-/// Everything the strategy needs, in one query (one walk of the tree).
-const QUERY: &str = r#"
-(package_declaration [(identifier) (scoped_identifier)] @package)
-(import_declaration) @import
-(class_declaration name: (identifier) @name body: (class_body) @body) @type
-(interface_declaration name: (identifier) @name body: (interface_body) @body) @type
-(enum_declaration name: (identifier) @name body: (enum_body) @body) @type
-(record_declaration name: (identifier) @name body: (class_body) @body) @type
-(annotation_type_declaration name: (identifier) @name body: (annotation_type_body) @body) @type
-(method_declaration name: (identifier) @name body: (block)? @body) @method
-(constructor_declaration name: (identifier) @name body: (constructor_body) @body) @method
-(compact_constructor_declaration name: (identifier) @name body: (block) @body) @method
-((block_comment) @doc (#match? @doc "^/[*][*]"))
-(modifiers) @modifiers
-(modifiers [(annotation name: (_) @annotation.name) (marker_annotation name: (_) @annotation.name)] @annotation)
-(field_declaration declarator: (variable_declarator name: (identifier) @field))
-(constant_declaration declarator: (variable_declarator name: (identifier) @field))
-(enum_constant name: (identifier) @constant)
-(record_declaration parameters: (formal_parameters (formal_parameter name: (identifier) @component)))
-(annotation_type_element_declaration name: (identifier) @element)
-(superclass (_) @extends)
-(super_interfaces (type_list (_) @implements))
-(extends_interfaces (type_list (_) @extends))
-(enum_constant body: (class_body) @anonymous)
-(method_invocation name: (identifier) @callee)
-(scoped_type_identifier) @scoped_ref
-(type_identifier) @type_ref
-"#;
 
 /// `java.lang` types, boxed primitives and common annotations: left out of
 /// `references` and `related_symbols`, they would link everything to nothing.
@@ -148,137 +127,359 @@ fn owner_of(defs: &[Def], at: u32) -> Option<usize> {
     (0..end).rev().find(|&i| defs[i].outer.contains_byte(at))
 }
 
+/// Kind and field ids of the node table the plugin looks at, looked up once
+/// per file; `None` for a kind the file does not contain.
+struct Kinds {
+    package_declaration: Option<KindId>,
+    identifier: Option<KindId>,
+    scoped_identifier: Option<KindId>,
+    import_declaration: Option<KindId>,
+    class_declaration: Option<KindId>,
+    interface_declaration: Option<KindId>,
+    enum_declaration: Option<KindId>,
+    record_declaration: Option<KindId>,
+    annotation_type_declaration: Option<KindId>,
+    method_declaration: Option<KindId>,
+    constructor_declaration: Option<KindId>,
+    compact_constructor_declaration: Option<KindId>,
+    class_body: Option<KindId>,
+    interface_body: Option<KindId>,
+    enum_body: Option<KindId>,
+    annotation_type_body: Option<KindId>,
+    block: Option<KindId>,
+    constructor_body: Option<KindId>,
+    block_comment: Option<KindId>,
+    modifiers: Option<KindId>,
+    annotation: Option<KindId>,
+    marker_annotation: Option<KindId>,
+    field_declaration: Option<KindId>,
+    constant_declaration: Option<KindId>,
+    variable_declarator: Option<KindId>,
+    enum_constant: Option<KindId>,
+    formal_parameters: Option<KindId>,
+    formal_parameter: Option<KindId>,
+    annotation_type_element_declaration: Option<KindId>,
+    superclass: Option<KindId>,
+    super_interfaces: Option<KindId>,
+    extends_interfaces: Option<KindId>,
+    type_list: Option<KindId>,
+    method_invocation: Option<KindId>,
+    scoped_type_identifier: Option<KindId>,
+    type_identifier: Option<KindId>,
+    name: Option<FieldId>,
+    body: Option<FieldId>,
+    declarator: Option<FieldId>,
+    parameters: Option<FieldId>,
+}
+
+impl Kinds {
+    fn of(nodes: &NodeTable<'_>) -> Self {
+        Self {
+            package_declaration: nodes.kind_id("package_declaration"),
+            identifier: nodes.kind_id("identifier"),
+            scoped_identifier: nodes.kind_id("scoped_identifier"),
+            import_declaration: nodes.kind_id("import_declaration"),
+            class_declaration: nodes.kind_id("class_declaration"),
+            interface_declaration: nodes.kind_id("interface_declaration"),
+            enum_declaration: nodes.kind_id("enum_declaration"),
+            record_declaration: nodes.kind_id("record_declaration"),
+            annotation_type_declaration: nodes.kind_id("annotation_type_declaration"),
+            method_declaration: nodes.kind_id("method_declaration"),
+            constructor_declaration: nodes.kind_id("constructor_declaration"),
+            compact_constructor_declaration: nodes.kind_id("compact_constructor_declaration"),
+            class_body: nodes.kind_id("class_body"),
+            interface_body: nodes.kind_id("interface_body"),
+            enum_body: nodes.kind_id("enum_body"),
+            annotation_type_body: nodes.kind_id("annotation_type_body"),
+            block: nodes.kind_id("block"),
+            constructor_body: nodes.kind_id("constructor_body"),
+            block_comment: nodes.kind_id("block_comment"),
+            modifiers: nodes.kind_id("modifiers"),
+            annotation: nodes.kind_id("annotation"),
+            marker_annotation: nodes.kind_id("marker_annotation"),
+            field_declaration: nodes.kind_id("field_declaration"),
+            constant_declaration: nodes.kind_id("constant_declaration"),
+            variable_declarator: nodes.kind_id("variable_declarator"),
+            enum_constant: nodes.kind_id("enum_constant"),
+            formal_parameters: nodes.kind_id("formal_parameters"),
+            formal_parameter: nodes.kind_id("formal_parameter"),
+            annotation_type_element_declaration: nodes.kind_id("annotation_type_element_declaration"),
+            superclass: nodes.kind_id("superclass"),
+            super_interfaces: nodes.kind_id("super_interfaces"),
+            extends_interfaces: nodes.kind_id("extends_interfaces"),
+            type_list: nodes.kind_id("type_list"),
+            method_invocation: nodes.kind_id("method_invocation"),
+            scoped_type_identifier: nodes.kind_id("scoped_type_identifier"),
+            type_identifier: nodes.kind_id("type_identifier"),
+            name: nodes.field_id("name"),
+            body: nodes.field_id("body"),
+            declarator: nodes.field_id("declarator"),
+            parameters: nodes.field_id("parameters"),
+        }
+    }
+
+    /// The def kind of a declaration node and the kind its body must have.
+    fn declaration(&self, kind: Option<KindId>) -> Option<(DefKind, Option<KindId>)> {
+        if kind == self.class_declaration {
+            Some((DefKind::Type("class"), self.class_body))
+        } else if kind == self.method_declaration {
+            Some((DefKind::Method, self.block))
+        } else if kind == self.constructor_declaration {
+            Some((DefKind::Constructor, self.constructor_body))
+        } else if kind == self.interface_declaration {
+            Some((DefKind::Type("interface"), self.interface_body))
+        } else if kind == self.enum_declaration {
+            Some((DefKind::Type("enum"), self.enum_body))
+        } else if kind == self.record_declaration {
+            Some((DefKind::Type("record"), self.class_body))
+        } else if kind == self.annotation_type_declaration {
+            Some((DefKind::Type("annotation_type"), self.annotation_type_body))
+        } else if kind == self.compact_constructor_declaration {
+            Some((DefKind::Constructor, self.block))
+        } else {
+            None
+        }
+    }
+}
+
+/// The child of `node` filling `field`.
+fn child(node: NodeRef<'_>, field: Option<FieldId>) -> Option<NodeRef<'_>> {
+    node.child_by(field?)
+}
+
+/// True when `node` fills `field` of a parent of kind `parent`.
+fn fills(node: NodeRef<'_>, field: Option<FieldId>, parent: Option<KindId>) -> bool {
+    field.is_some() && node.field_id() == field && node.parent().is_some_and(|p| p.is(parent))
+}
+
+/// What a type declaration lists: fields, enum constants, record components,
+/// annotation elements, supertypes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Field,
+    Constant,
+    Component,
+    Element,
+    Extends,
+    Implements,
+}
+
+/// The nodes the plugin works on, sorted out in one pass over the table in
+/// document order. Each rule stands for a pattern of the query the plugin
+/// used before it read the node table.
+struct Scan<'s> {
+    /// `(package_declaration [(identifier) (scoped_identifier)] @package)`: the last one.
+    package: Option<NodeRef<'s>>,
+    imports: Vec<NodeRef<'s>>,
+    /// Type, method and constructor declarations with their kind.
+    decls: Vec<(NodeRef<'s>, DefKind, Option<KindId>)>,
+    /// `/** */` comments.
+    docs: Vec<Span>,
+    /// (start, what, node)
+    parts: Vec<(u32, Part, NodeRef<'s>)>,
+    /// Annotation names, callees and type names: (start, text).
+    uses: Vec<(u32, &'s str)>,
+    /// Bodies of enum constants (anonymous classes): their methods stay in the enum.
+    anonymous: Vec<Span>,
+    /// `Order.Line`: one reference, not `Order` and `Line`.
+    scoped: Vec<Span>,
+}
+
+impl<'s> Scan<'s> {
+    fn of(nodes: &'s NodeTable<'s>, k: &Kinds) -> Self {
+        let mut scan = Scan {
+            package: None,
+            imports: Vec::new(),
+            decls: Vec::new(),
+            docs: Vec::new(),
+            parts: Vec::new(),
+            uses: Vec::new(),
+            anonymous: Vec::new(),
+            scoped: Vec::new(),
+        };
+        for node in nodes.iter() {
+            let kind = Some(node.kind_id());
+            if kind == k.type_identifier {
+                // `(type_identifier) @type_ref`
+                scan.uses.push((node.start_byte(), node.text()));
+            } else if kind == k.identifier {
+                let Some(parent) = node.parent() else { continue };
+                let field = node.field_id();
+                if field.is_some() && field == k.name {
+                    if parent.is(k.method_invocation) {
+                        // `(method_invocation name: (identifier) @callee)`
+                        scan.uses.push((node.start_byte(), node.text()));
+                    } else if parent.is(k.variable_declarator) {
+                        // `(field_declaration declarator: (variable_declarator name: (identifier) @field))`,
+                        // the same in a `constant_declaration`.
+                        if parent.field_id() == k.declarator
+                            && parent.parent().is_some_and(|d| d.is(k.field_declaration) || d.is(k.constant_declaration))
+                        {
+                            scan.parts.push((node.start_byte(), Part::Field, node));
+                        }
+                    } else if parent.is(k.enum_constant) {
+                        // `(enum_constant name: (identifier) @constant)`
+                        scan.parts.push((node.start_byte(), Part::Constant, node));
+                    } else if parent.is(k.formal_parameter) {
+                        // `(record_declaration parameters: (formal_parameters (formal_parameter name: (identifier) @component)))`
+                        if parent.parent().is_some_and(|p| {
+                            p.is(k.formal_parameters) && fills(p, k.parameters, k.record_declaration)
+                        }) {
+                            scan.parts.push((node.start_byte(), Part::Component, node));
+                        }
+                    } else if parent.is(k.annotation_type_element_declaration) {
+                        // `(annotation_type_element_declaration name: (identifier) @element)`
+                        scan.parts.push((node.start_byte(), Part::Element, node));
+                    }
+                } else if parent.is(k.package_declaration) {
+                    scan.package = Some(node);
+                }
+            } else if kind == k.scoped_type_identifier {
+                // `(scoped_type_identifier) @scoped_ref`
+                scan.scoped.push(Span::of(node));
+            } else if kind == k.annotation || kind == k.marker_annotation {
+                // `(modifiers [(annotation name: (_) @annotation.name) (marker_annotation name: (_) @annotation.name)] @annotation)`
+                if node.parent().is_some_and(|p| p.is(k.modifiers))
+                    && let Some(name) = child(node, k.name)
+                {
+                    scan.uses.push((name.start_byte(), name.text()));
+                }
+            } else if kind == k.block_comment {
+                // `((block_comment) @doc (#match? @doc "^/[*][*]"))`
+                if node.text().starts_with("/**") {
+                    scan.docs.push(Span::of(node));
+                }
+            } else if kind == k.class_body {
+                // `(enum_constant body: (class_body) @anonymous)`
+                if fills(node, k.body, k.enum_constant) {
+                    scan.anonymous.push(Span::of(node));
+                }
+            } else if kind == k.superclass {
+                // `(superclass (_) @extends)`
+                for ty in node.children() {
+                    scan.parts.push((ty.start_byte(), Part::Extends, ty));
+                }
+            } else if kind == k.type_list {
+                // `(super_interfaces (type_list (_) @implements))`, `(extends_interfaces (type_list (_) @extends))`
+                let what = match node.parent() {
+                    Some(p) if p.is(k.super_interfaces) => Part::Implements,
+                    Some(p) if p.is(k.extends_interfaces) => Part::Extends,
+                    _ => continue,
+                };
+                for ty in node.children() {
+                    scan.parts.push((ty.start_byte(), what, ty));
+                }
+            } else if kind == k.import_declaration {
+                // `(import_declaration) @import`
+                scan.imports.push(node);
+            } else if kind == k.scoped_identifier {
+                if node.parent().is_some_and(|p| p.is(k.package_declaration)) {
+                    scan.package = Some(node);
+                }
+            } else if let Some((def, body)) = k.declaration(kind) {
+                scan.decls.push((node, def, body));
+            }
+        }
+        scan
+    }
+}
+
 #[allow(clippy::too_many_lines)]
 fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
     let tree = parse("java", source)?;
-    let matches = tree.matches(QUERY)?;
+    let nodes = tree.nodes(&[])?;
+    let k = Kinds::of(&nodes);
+    let scan = Scan::of(&nodes, &k);
     let lines = LineIndex::new(source);
 
-    let mut package: Option<String> = None;
-    let mut imports: HashMap<String, String> = HashMap::new();
+    let package: Option<String> = scan.package.map(|p| one_line(p.text()));
+    // Simple name -> imported name (a later import of a name overrides).
+    let mut imports: Vec<(String, String)> = Vec::new();
     let mut import_list: Vec<String> = Vec::new();
     let mut import_spans: Vec<Span> = Vec::new();
     // With `import a.b.*;` an unknown name may come from anywhere.
     let mut wildcard = false;
     let mut defs: Vec<Def> = Vec::new();
-    let mut docs: Vec<Span> = Vec::new();
-    let mut modifiers: HashMap<u32, &str> = HashMap::new();
-    // (modifiers start, annotation text, annotation name, annotation end)
-    let mut annotations: Vec<(u32, &str, &str, u32)> = Vec::new();
-    // (at, what, text)
-    let mut parts: Vec<(u32, u8, String)> = Vec::new();
-    let mut uses: Vec<(u32, &str)> = Vec::new();
-    // Bodies of enum constants (anonymous classes): their methods stay in the enum.
-    let mut anonymous: Vec<Span> = Vec::new();
-    // `Order.Line`: one reference, not `Order` and `Line`.
-    let mut scoped: Vec<Span> = Vec::new();
+    let mut docs = scan.docs;
+    let mut uses = scan.uses;
+    let anonymous = scan.anonymous;
+    let mut scoped = scan.scoped;
 
-    for m in &matches {
-        if let Some(p) = m.get("package") {
-            package = Some(one_line(p.text));
-        } else if let Some(import) = m.get("import") {
-            let text = one_line(import.text.trim_start_matches("import").trim_end_matches(';'));
-            let (is_static, target) = match text.strip_prefix("static ") {
-                Some(rest) => (true, rest.trim().to_string()),
-                None => (false, text.trim().to_string()),
-            };
-            if target.ends_with('*') {
-                wildcard = true;
-            } else {
-                let simple = target.rsplit('.').next().unwrap_or(&target).to_string();
-                if !is_static || simple.starts_with(|c: char| c.is_ascii_uppercase()) {
-                    imports.insert(simple, target.clone());
+    for &import in &scan.imports {
+        let text = one_line(import.text().trim_start_matches("import").trim_end_matches(';'));
+        let (is_static, target) = match text.strip_prefix("static ") {
+            Some(rest) => (true, rest.trim().to_string()),
+            None => (false, text.trim().to_string()),
+        };
+        if target.ends_with('*') {
+            wildcard = true;
+        } else {
+            let simple = target.rsplit('.').next().unwrap_or(&target).to_string();
+            if !is_static || simple.starts_with(|c: char| c.is_ascii_uppercase()) {
+                match imports.iter_mut().find(|(s, _)| *s == simple) {
+                    Some(entry) => entry.1.clone_from(&target),
+                    None => imports.push((simple, target.clone())),
                 }
             }
-            let listed = if is_static { format!("static {target}") } else { target };
-            if !import_list.contains(&listed) {
-                import_list.push(listed);
-            }
-            import_spans.push(Span::of(import));
-        } else if let (Some(node), Some(name)) = (m.get("type").or_else(|| m.get("method")), m.get("name")) {
-            let kind = match node.kind {
-                "class_declaration" => DefKind::Type("class"),
-                "interface_declaration" => DefKind::Type("interface"),
-                "enum_declaration" => DefKind::Type("enum"),
-                "record_declaration" => DefKind::Type("record"),
-                "annotation_type_declaration" => DefKind::Type("annotation_type"),
-                "method_declaration" => DefKind::Method,
-                _ => DefKind::Constructor,
-            };
-            defs.push(Def {
-                kind,
-                name: name.text.to_string(),
-                node: Span::of(node),
-                outer: Span::of(node),
-                body: m.get("body").map(Span::of),
-                docstring: None,
-                path: String::new(),
-                parent: None,
-                local: false,
-                annotations: Vec::new(),
-                modifiers: Vec::new(),
-                header_start: node.start_byte,
-                extends: Vec::new(),
-                implements: Vec::new(),
-                fields: Vec::new(),
-                constants: Vec::new(),
-                components: Vec::new(),
-                elements: Vec::new(),
-            });
-        } else if let Some(doc) = m.get("doc") {
-            docs.push(Span::of(doc));
-        } else if let (Some(a), Some(n)) = (m.get("annotation"), m.get("annotation.name")) {
-            // The enclosing `modifiers` node starts at or before the annotation;
-            // resolved below against the modifiers list.
-            annotations.push((a.start_byte, a.text, n.text, a.end_byte));
-            uses.push((n.start_byte, n.text));
-        } else if let Some(mods) = m.get("modifiers") {
-            modifiers.insert(mods.start_byte, mods.text);
-        } else if let Some(f) = m.get("field") {
-            parts.push((f.start_byte, 0, f.text.to_string()));
-        } else if let Some(c) = m.get("constant") {
-            parts.push((c.start_byte, 1, c.text.to_string()));
-        } else if let Some(c) = m.get("component") {
-            parts.push((c.start_byte, 2, c.text.to_string()));
-        } else if let Some(e) = m.get("element") {
-            parts.push((e.start_byte, 3, e.text.to_string()));
-        } else if let Some(e) = m.get("extends") {
-            parts.push((e.start_byte, 4, base_type(e.text)));
-        } else if let Some(i) = m.get("implements") {
-            parts.push((i.start_byte, 5, base_type(i.text)));
-        } else if let Some(a) = m.get("anonymous") {
-            anonymous.push(Span::of(a));
-        } else if let Some(t) = m.get("scoped_ref") {
-            scoped.push(Span::of(t));
-        } else if let Some(c) = m.get("callee") {
-            uses.push((c.start_byte, c.text));
-        } else if let Some(t) = m.get("type_ref") {
-            uses.push((t.start_byte, t.text));
         }
+        let listed = if is_static { format!("static {target}") } else { target };
+        if !import_list.contains(&listed) {
+            import_list.push(listed);
+        }
+        import_spans.push(Span::of(import));
+    }
+    for &(node, kind, body_kind) in &scan.decls {
+        let Some(name) = child(node, k.name).filter(|n| n.is(k.identifier)) else { continue };
+        let body = child(node, k.body).filter(|b| b.is(body_kind));
+        // Only a method may lack its body.
+        if body.is_none() && kind != DefKind::Method {
+            continue;
+        }
+        let mut def = Def {
+            kind,
+            name: name.text().to_string(),
+            node: Span::of(node),
+            outer: Span::of(node),
+            body: body.map(Span::of),
+            docstring: None,
+            path: String::new(),
+            parent: None,
+            local: false,
+            annotations: Vec::new(),
+            modifiers: Vec::new(),
+            header_start: node.start_byte(),
+            extends: Vec::new(),
+            implements: Vec::new(),
+            fields: Vec::new(),
+            constants: Vec::new(),
+            components: Vec::new(),
+            elements: Vec::new(),
+        };
+        // Annotations and modifiers: a declaration's `modifiers` node is its first child.
+        if let Some(mods) = node.children().next().filter(|m| m.is(k.modifiers) && m.start_byte() == node.start_byte()) {
+            let (start, end, text) = (mods.start_byte(), mods.end_byte(), mods.text());
+            let annotations = || {
+                mods.children().filter(|a| (a.is(k.annotation) || a.is(k.marker_annotation)) && child(*a, k.name).is_some())
+            };
+            let mut header_start = start;
+            for a in annotations() {
+                def.annotations.push(one_line(a.text()));
+                if a.start_byte() == header_start {
+                    let a_end = a.end_byte();
+                    let rest = &source[a_end as usize..end as usize];
+                    header_start = a_end + u32::try_from(rest.len() - rest.trim_start().len()).unwrap_or(0);
+                }
+            }
+            def.header_start = header_start;
+            let mut plain = text.to_string();
+            for a in annotations() {
+                plain = plain.replacen(a.text(), " ", 1);
+            }
+            def.modifiers = plain.split_whitespace().filter(|w| MODIFIERS.contains(w)).map(str::to_string).collect();
+        }
+        defs.push(def);
     }
     defs.sort_by_key(|d| (d.node.start_byte, std::cmp::Reverse(d.node.end_byte)));
-
-    // Annotations and modifiers: a declaration's `modifiers` node is its first child.
-    let def_at: HashMap<u32, usize> = defs.iter().enumerate().map(|(i, d)| (d.node.start_byte, i)).collect();
-    for (&start, &text) in &modifiers {
-        let Some(&i) = def_at.get(&start) else { continue };
-        let end = start + u32::try_from(text.len()).unwrap_or(0);
-        let def = &mut defs[i];
-        let mut header_start = start;
-        for &(at, annotation, _, a_end) in annotations.iter().filter(|(at, ..)| (start..end).contains(at)) {
-            def.annotations.push(one_line(annotation));
-            if at == header_start {
-                let rest = &source[a_end as usize..end as usize];
-                header_start = a_end + u32::try_from(rest.len() - rest.trim_start().len()).unwrap_or(0);
-            }
-        }
-        def.header_start = header_start;
-        let mut plain = text.to_string();
-        for &(_, annotation, ..) in annotations.iter().filter(|(at, ..)| (start..end).contains(at)) {
-            plain = plain.replacen(annotation, " ", 1);
-        }
-        def.modifiers = plain.split_whitespace().filter(|w| MODIFIERS.contains(w)).map(str::to_string).collect();
-    }
 
     // Javadoc: a `/** */` comment separated from the declaration by whitespace only.
     docs.sort_by_key(|d| d.start_byte);
@@ -316,18 +517,22 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
     }
 
     // Fields, constants, components, elements, supertypes: to the innermost type.
-    for (at, what, text) in parts {
+    for &(at, what, node) in &scan.parts {
         let Some(i) = owner_of(&defs, at) else { continue };
         if !matches!(defs[i].kind, DefKind::Type(_)) {
             continue;
         }
+        let text = match what {
+            Part::Extends | Part::Implements => base_type(node.text()),
+            _ => node.text().to_string(),
+        };
         let list = match what {
-            0 => &mut defs[i].fields,
-            1 => &mut defs[i].constants,
-            2 => &mut defs[i].components,
-            3 => &mut defs[i].elements,
-            4 => &mut defs[i].extends,
-            _ => &mut defs[i].implements,
+            Part::Field => &mut defs[i].fields,
+            Part::Constant => &mut defs[i].constants,
+            Part::Component => &mut defs[i].components,
+            Part::Element => &mut defs[i].elements,
+            Part::Extends => &mut defs[i].extends,
+            Part::Implements => &mut defs[i].implements,
         };
         if !list.contains(&text) {
             list.push(text);
@@ -338,22 +543,22 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         Some(p) => format!("{p}.{path}"),
         None => path.to_string(),
     };
-    // Type names of this file, by simple name (nested types too).
-    let local_types: HashMap<&str, String> = defs
-        .iter()
-        .filter(|d| matches!(d.kind, DefKind::Type(_)) && !d.local)
-        .map(|d| (d.name.as_str(), qualify(&d.path)))
-        .collect();
+    // Qualified names of the defs, computed once.
+    let qualified: Vec<String> = defs.iter().map(|d| qualify(&d.path)).collect();
     let resolve = |name: &str| -> Option<String> {
         let first = name.split('.').next().unwrap_or(name);
-        if let Some(target) = imports.get(first) {
+        if let Some((_, target)) = imports.iter().find(|(simple, _)| simple == first) {
             return Some(match name.split_once('.') {
                 Some((_, rest)) => format!("{target}.{rest}"),
                 None => target.clone(),
             });
         }
-        if let Some(q) = local_types.get(name) {
-            return Some(q.clone());
+        // Type names of this file, by simple name (nested types too; the
+        // last one of a name).
+        if let Some(i) =
+            defs.iter().rposition(|d| matches!(d.kind, DefKind::Type(_)) && !d.local && d.name == name)
+        {
+            return Some(qualified[i].clone());
         }
         if name.contains('.') {
             return Some(name.to_string());
@@ -387,21 +592,26 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
     };
     uses.retain(|&(at, _)| !in_scoped(at));
     uses.extend(outer_scoped.iter().map(|s| (s.start_byte, s.text(source))));
-    let mut refs: HashMap<Option<usize>, BTreeSet<String>> = HashMap::new();
-    let mut related: HashMap<Option<usize>, BTreeSet<String>> = HashMap::new();
+    // Index 0 is the module, `i + 1` def `i`.
+    let mut refs: Vec<BTreeSet<Cow<'_, str>>> = vec![BTreeSet::new(); defs.len() + 1];
+    let mut related: Vec<BTreeSet<String>> = vec![BTreeSet::new(); defs.len() + 1];
     for &(at, text) in &uses {
         if text.len() == 1 || JAVA_LANG.contains(&text) || in_import(at) {
             continue;
         }
-        let text = text.split_whitespace().collect::<String>();
+        let text: Cow<'_, str> = if text.contains(char::is_whitespace) {
+            Cow::Owned(text.split_whitespace().collect::<String>())
+        } else {
+            Cow::Borrowed(text)
+        };
         let owner = chunk_of(at);
         if text.starts_with(|c: char| c.is_ascii_uppercase())
             && let Some(symbol) = resolve(&text)
-            && owner.is_none_or(|o| symbol != qualify(&defs[o].path))
+            && owner.is_none_or(|o| symbol != qualified[o])
         {
-            related.entry(owner).or_default().insert(symbol);
+            related[owner.map_or(0, |o| o + 1)].insert(symbol);
         }
-        refs.entry(owner).or_default().insert(text);
+        refs[owner.map_or(0, |o| o + 1)].insert(text);
     }
     let mut chunks = ChunkSet::new(source);
     let id_of = |i: usize| {
@@ -425,9 +635,9 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         .qualified_name(package.clone().unwrap_or_else(|| file_stem.to_string()))
         .span(lines.span(0, u32::try_from(source.len()).unwrap_or(u32::MAX)))
         .content(elide(source, 0..source.len(), &holes))
-        .references(refs.remove(&None).unwrap_or_default())
-        .related_all(imports.values().cloned())
-        .related_all(related.remove(&None).unwrap_or_default())
+        .references(std::mem::take(&mut refs[0]))
+        .related_all(imports.iter().map(|(_, target)| target.clone()))
+        .related_all(std::mem::take(&mut related[0]))
         .meta_opt("package", package.clone())
         .meta_opt("imports", Some(import_list.clone()).filter(|l| !l.is_empty()))
         .meta_opt("types", Some(top_types.iter().map(|d| d.name.clone()).collect::<Vec<_>>()).filter(|l| !l.is_empty()));
@@ -451,8 +661,8 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
             .span(def.outer)
             .signature(signature)
             .docstring(def.docstring.clone())
-            .references(refs.remove(&Some(i)).unwrap_or_default())
-            .related_all(related.remove(&Some(i)).unwrap_or_default())
+            .references(std::mem::take(&mut refs[i + 1]))
+            .related_all(std::mem::take(&mut related[i + 1]))
             .meta_opt("annotations", Some(def.annotations.clone()).filter(|l| !l.is_empty()))
             .meta_opt("modifiers", Some(def.modifiers.clone()).filter(|l| !l.is_empty()));
         if let DefKind::Type(_) = def.kind {
