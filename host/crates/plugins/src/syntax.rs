@@ -466,8 +466,7 @@ impl SyntaxTree {
     /// As [`SyntaxTree::query_until`].
     pub fn query_spans_until(&self, query: &str, deadline: Instant) -> Result<SpanMatches, SyntaxError> {
         let mut out = SpanMatches::default();
-        // Grammar kind id -> index in `out.kinds` (u32::MAX: not seen yet).
-        let mut kind_index: Vec<u32> = Vec::new();
+        let mut kinds = KindTable::default();
         let mut budget = MAX_QUERY_RESULT_BYTES;
         let compiled = self.for_each_match(query, deadline, |_, m| {
             out.matches.push(SpanMatch {
@@ -478,20 +477,13 @@ impl SyntaxTree {
             for c in m.captures() {
                 budget = budget.checked_sub(SPAN_CAPTURE_BYTES).ok_or_else(over_budget)?;
                 let node = c.node;
-                let id = usize::from(node.kind_id());
-                if id >= kind_index.len() {
-                    kind_index.resize(id + 1, u32::MAX);
-                }
-                if kind_index[id] == u32::MAX {
-                    kind_index[id] = to_u32(out.kinds.len());
-                    out.kinds.push(node.kind().to_string());
-                }
-                let p = position(&node);
-                out.captures.push(NodeSpan { name: c.index, kind: kind_index[id], ..p });
+                let kind = kinds.index_of(&node);
+                out.captures.push(NodeSpan { name: c.index, kind, ..position(&node) });
             }
             Ok(())
         })?;
         out.capture_names = compiled.capture_names().iter().map(|n| (*n).to_string()).collect();
+        out.kinds = kinds.names;
         Ok(out)
     }
 
@@ -528,8 +520,7 @@ impl SyntaxTree {
             nodes: Vec::new(),
         };
         let max_nodes = MAX_QUERY_RESULT_BYTES / TREE_NODE_BYTES;
-        // Grammar kind id -> index in `out.kinds` (u32::MAX: not seen yet).
-        let mut kind_index: Vec<u32> = Vec::new();
+        let mut kinds = KindTable::default();
         // For each level of the cursor's path: the table index of the node
         // at that level when it is in the table.
         let mut path: Vec<Option<u32>> = Vec::new();
@@ -539,7 +530,7 @@ impl SyntaxTree {
         'walk: loop {
             let node = cursor.node();
             visited += 1;
-            if visited % 4096 == 0 && Instant::now() >= deadline {
+            if visited.is_multiple_of(4096) && Instant::now() >= deadline {
                 return Err(SyntaxError::ParseFailed(format!(
                     "walking {} bytes of {} took longer than its time limit",
                     self.source.len(),
@@ -554,17 +545,10 @@ impl SyntaxTree {
                         "the node table exceeds {MAX_QUERY_RESULT_BYTES} bytes; ask for fewer kinds"
                     )));
                 }
-                if id >= kind_index.len() {
-                    kind_index.resize(id + 1, u32::MAX);
-                }
-                if kind_index[id] == u32::MAX {
-                    kind_index[id] = to_u32(out.kinds.len());
-                    out.kinds.push(node.kind().to_string());
-                }
                 let p = position(&node);
                 let index = to_u32(out.nodes.len());
                 out.nodes.push(TreeNode {
-                    kind: kind_index[id],
+                    kind: kinds.index_of(&node),
                     field: cursor.field_id().map_or(0, |f| u32::from(f.get())),
                     parent,
                     end: 0,
@@ -598,6 +582,7 @@ impl SyntaxTree {
                 }
             }
         }
+        out.kinds = kinds.names;
         Ok(out)
     }
 
@@ -652,10 +637,10 @@ fn wanted_kinds(language: &str, grammar: &Language, kinds: &[String]) -> Result<
     for kind in kinds {
         let mut found = false;
         // A kind name can have several ids (aliases), so match by name.
-        for id in 0..count {
-            let Ok(id16) = u16::try_from(id) else { break };
-            if grammar.node_kind_is_named(id16) && grammar.node_kind_for_id(id16) == Some(kind.as_str()) {
-                wanted[id] = true;
+        for (id, slot) in wanted.iter_mut().enumerate() {
+            let Ok(id) = u16::try_from(id) else { break };
+            if grammar.node_kind_is_named(id) && grammar.node_kind_for_id(id) == Some(kind.as_str()) {
+                *slot = true;
                 found = true;
             }
         }
@@ -676,6 +661,28 @@ fn wanted_kinds(language: &str, grammar: &Language, kinds: &[String]) -> Result<
         }
     }
     Ok(Some(wanted))
+}
+
+/// The node kinds a result names, each once, in the order first seen.
+#[derive(Default)]
+struct KindTable {
+    names: Vec<String>,
+    /// Grammar kind id -> index in `names` (`u32::MAX`: not seen yet).
+    index: Vec<u32>,
+}
+
+impl KindTable {
+    fn index_of(&mut self, node: &tree_sitter::Node<'_>) -> u32 {
+        let id = usize::from(node.kind_id());
+        if id >= self.index.len() {
+            self.index.resize(id + 1, u32::MAX);
+        }
+        if self.index[id] == u32::MAX {
+            self.index[id] = to_u32(self.names.len());
+            self.names.push(node.kind().to_string());
+        }
+        self.index[id]
+    }
 }
 
 fn over_budget() -> SyntaxError {
