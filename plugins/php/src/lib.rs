@@ -19,10 +19,10 @@
 //! the line fallback takes them. Parsing is the host's (`syntax` import): the
 //! plugin asks for the tree's named nodes once ([`Tree::nodes`], all kinds, so
 //! that every node's parent is its syntax parent), sorts the nodes it needs in
-//! one pass over that table ([`Scan`]) comparing kinds by a role table and
+//! one pass over that table (`Scan`) comparing kinds by a role table and
 //! fields by id, then post-processes what it found (scopes, imports, nesting,
 //! names, chunks). The structure it matches is what one tree-sitter query used
-//! to match; each rule of [`Scan`] says which pattern it stands for.
+//! to match, node for node (goldens unchanged by the move).
 
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
@@ -1128,7 +1128,6 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
     let relations = collect_relations(&scan, &k, &facts);
     let decls = &facts.decls;
     let mut chunks = ChunkSet::new(source);
-    let lines = LineIndex::new(source);
 
     let body_hole = |i: usize| -> Option<(std::ops::Range<usize>, &'static str)> {
         decls[i].body.map(|b| (b.start_byte as usize..b.end_byte as usize, "{ ... }"))
@@ -1152,7 +1151,7 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
         chunks.push(
             ChunkBuilder::new("script", file_name)
                 .id("script")
-                .span(lines.span(0, u32::try_from(source.len()).unwrap_or(u32::MAX)))
+                .span(LineIndex::new(source).span(0, u32::try_from(source.len()).unwrap_or(u32::MAX)))
                 .content(elide(source, 0..source.len(), &holes))
                 .references(own.references.iter().copied())
                 .related_all(own.related.iter().map(String::as_str))
