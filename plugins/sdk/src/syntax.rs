@@ -315,6 +315,15 @@ const END_LINE: usize = 7;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KindId(u32);
 
+impl KindId {
+    /// The id as a number, below [`NodeTable::kind_count`]: for tables
+    /// indexed by kind (a node's role in the plugin as one lookup).
+    #[must_use]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A field name as an index into one [`NodeTable`]'s fields
 /// ([`NodeTable::field_id`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -361,13 +370,20 @@ impl<'t> NodeTable<'t> {
         self.iter().filter(move |n| Some(n.kind_id()) == id)
     }
 
+    /// Number of distinct kinds in the table (every [`KindId::index`] is below it).
+    #[must_use]
+    pub fn kind_count(&self) -> usize {
+        self.table.kinds.len()
+    }
+
     /// The id of `kind` in this table; `None` when no node has that kind.
     #[must_use]
     pub fn kind_id(&self, kind: &str) -> Option<KindId> {
         self.table.kinds.iter().position(|k| k == kind).map(|i| KindId(i as u32))
     }
 
-    /// The id of the field `name`; `None` when the grammar has no such field.
+    /// The id of the field `name`; `None` when no node of the table fills
+    /// it (the grammar may still have it).
     #[must_use]
     pub fn field_id(&self, name: &str) -> Option<FieldId> {
         self.table.fields.iter().skip(1).position(|f| f == name).map(|i| FieldId(i as u32 + 1))

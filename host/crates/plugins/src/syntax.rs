@@ -178,7 +178,8 @@ pub const NO_PARENT: u32 = u32::MAX;
 pub struct NodeTable {
     /// The kinds of the nodes in the table, each once.
     pub kinds: Vec<String>,
-    /// The grammar's field names; index 0 is the empty name (no field).
+    /// The field names the nodes fill, each once; index 0 is the empty
+    /// name (no field).
     pub fields: Vec<String>,
     pub nodes: Vec<TreeNode>,
 }
@@ -512,15 +513,14 @@ impl SyntaxTree {
         let wanted = wanted_kinds(self.language, &grammar, kinds)?;
         let mut out = NodeTable {
             kinds: Vec::new(),
-            fields: std::iter::once(String::new())
-                .chain((1..=grammar.field_count()).map(|id| {
-                    u16::try_from(id).ok().and_then(|id| grammar.field_name_for_id(id)).unwrap_or_default().to_string()
-                }))
-                .collect(),
-            nodes: Vec::new(),
+            fields: Vec::new(),
+            nodes: Vec::with_capacity(self.source.len() / 8),
         };
         let max_nodes = MAX_QUERY_RESULT_BYTES / TREE_NODE_BYTES;
         let mut kinds = KindTable::default();
+        // Field names as the table uses them, each once; 0 is "no field".
+        let mut fields: Vec<String> = vec![String::new()];
+        let mut field_index: Vec<u32> = vec![0; grammar.field_count() + 1];
         // For each level of the cursor's path: the table index of the node
         // at that level when it is in the table.
         let mut path: Vec<Option<u32>> = Vec::new();
@@ -549,7 +549,14 @@ impl SyntaxTree {
                 let index = to_u32(out.nodes.len());
                 out.nodes.push(TreeNode {
                     kind: kinds.index_of(&node),
-                    field: cursor.field_id().map_or(0, |f| u32::from(f.get())),
+                    field: cursor.field_id().map_or(0, |f| {
+                        let id = usize::from(f.get());
+                        if field_index.get(id) == Some(&0) {
+                            field_index[id] = to_u32(fields.len());
+                            fields.push(cursor.field_name().unwrap_or_default().to_string());
+                        }
+                        field_index.get(id).copied().unwrap_or(0)
+                    }),
                     parent,
                     end: 0,
                     start_byte: p.start_byte,
@@ -583,6 +590,7 @@ impl SyntaxTree {
             }
         }
         out.kinds = kinds.names;
+        out.fields = fields;
         Ok(out)
     }
 
