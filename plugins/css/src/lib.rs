@@ -16,13 +16,23 @@
 //! docstring. `references` are the custom properties a block reads
 //! (`var(--brand)`), SCSS variables, mixins it includes and selectors it
 //! extends.
+//!
+//! Parsing is the host's (`syntax` import): the plugin asks for the tree's
+//! named nodes once ([`Tree::nodes`], all kinds, so that every node's parent
+//! is its syntax parent), sorts the nodes it needs into top-level blocks,
+//! comments, imports, variables and inner facts in one pass comparing kind
+//! and field ids ([`scan`]), then assigns the facts to their blocks and
+//! builds the chunks.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use code_intel_plugin_sdk::text::{elide, one_line, split_top_level};
+#[cfg(doc)]
+use code_intel_plugin_sdk::Tree;
 use code_intel_plugin_sdk::{
-    ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, Plugin, PluginError, PluginInfo, SourceFile, Span,
-    export_plugin, parse,
+    ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, Plugin, PluginError,
+    PluginInfo, SourceFile, Span, export_plugin, parse,
 };
 use serde_json::{Map, Value};
 
@@ -32,37 +42,6 @@ pub struct Css;
 /// Below the tailwind plugin (20), which takes the stylesheets that
 /// configure Tailwind v4 and declines the others.
 const PRIORITY: i32 = 15;
-
-/// Patterns both grammars understand: one query per file, so the tree is
-/// walked once.
-const BASE_QUERY: &str = r#"
-(stylesheet (rule_set (selectors) @selectors (block) @body) @rule)
-(stylesheet (media_statement (block) @body) @media)
-(stylesheet (keyframes_statement (keyframes_name) @keyframes.name (keyframe_block_list) @body) @keyframes)
-(stylesheet (supports_statement (block) @body) @at)
-(stylesheet (at_rule (at_keyword) @at.keyword (block) @body) @at)
-(stylesheet (import_statement) @import)
-(stylesheet (comment) @comment)
-(keyframe_block . (_) @step)
-((declaration (property_name) @custom.name) @custom (#match? @custom.name "^--"))
-((call_expression (function_name) @fn (arguments (plain_value) @var.ref)) (#eq? @fn "var"))
-(class_selector (class_name) @class)
-(id_selector (id_name) @id)
-((postcss_statement (at_keyword) @apply.keyword) @apply (#eq? @apply.keyword "@apply"))
-"#;
-
-/// SCSS only.
-const SCSS_QUERY: &str = r#"
-(stylesheet (mixin_statement name: (identifier) @name (block) @body) @mixin)
-(stylesheet (function_statement name: (identifier) @name (block) @body) @function)
-(stylesheet (use_statement) @import)
-(stylesheet (forward_statement) @import)
-(stylesheet (js_comment) @comment)
-((stylesheet (declaration (property_name) @var.name) @var) (#match? @var.name "^[$]"))
-(include_statement (identifier) @include)
-(extend_statement) @extend
-(variable) @variable
-"#;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
@@ -251,23 +230,130 @@ fn push_unique(list: &mut Vec<String>, item: &str) {
     }
 }
 
-#[allow(clippy::too_many_lines)]
-fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
-    let compat = if language == "scss" { scss_compat(source) } else { String::new() };
-    let tree = parse(language, if language == "scss" { &compat } else { source })?;
-    let query = if language == "scss" { format!("{BASE_QUERY}{SCSS_QUERY}") } else { BASE_QUERY.to_string() };
-    let matches = tree.matches(&query)?;
-    let lines = LineIndex::new(source);
+/// A fact found inside a block (or at the top level), assigned to its
+/// top-level block once all blocks are known.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fact {
+    /// A keyframe selector (`from`, `50%`).
+    Step,
+    /// A custom property definition; the text is `name\nvalue`.
+    Custom,
+    /// `var(--name)`.
+    VarRef,
+    Class,
+    Id,
+    /// One utility of a Tailwind `@apply`.
+    Apply,
+    /// SCSS: a mixin an `@include` names.
+    Include,
+    /// SCSS: an `@extend` target.
+    Extend,
+    /// SCSS: a `$variable` used.
+    Variable,
+}
 
-    let mut blocks: Vec<Block> = Vec::new();
-    let mut comments: Vec<Span> = Vec::new();
-    let mut imports: Vec<String> = Vec::new();
-    let mut related: BTreeSet<String> = BTreeSet::new();
-    let mut variables = Map::new();
-    // Inner facts, assigned to blocks once all blocks are known: (at, what, text).
-    let mut inner: Vec<(u32, u8, String)> = Vec::new();
+/// Ids of the kinds and fields the plugin looks at; `None` for a kind the
+/// file does not contain (and for the SCSS kinds in CSS).
+struct Kinds {
+    stylesheet: Option<KindId>,
+    rule_set: Option<KindId>,
+    selectors: Option<KindId>,
+    block: Option<KindId>,
+    media_statement: Option<KindId>,
+    keyframes_statement: Option<KindId>,
+    keyframes_name: Option<KindId>,
+    keyframe_block_list: Option<KindId>,
+    keyframe_block: Option<KindId>,
+    supports_statement: Option<KindId>,
+    at_rule: Option<KindId>,
+    at_keyword: Option<KindId>,
+    import_statement: Option<KindId>,
+    comment: Option<KindId>,
+    declaration: Option<KindId>,
+    property_name: Option<KindId>,
+    call_expression: Option<KindId>,
+    function_name: Option<KindId>,
+    arguments: Option<KindId>,
+    plain_value: Option<KindId>,
+    class_selector: Option<KindId>,
+    class_name: Option<KindId>,
+    id_selector: Option<KindId>,
+    id_name: Option<KindId>,
+    postcss_statement: Option<KindId>,
+    // SCSS only.
+    mixin_statement: Option<KindId>,
+    function_statement: Option<KindId>,
+    identifier: Option<KindId>,
+    use_statement: Option<KindId>,
+    forward_statement: Option<KindId>,
+    js_comment: Option<KindId>,
+    include_statement: Option<KindId>,
+    extend_statement: Option<KindId>,
+    variable: Option<KindId>,
+    name: Option<FieldId>,
+}
 
-    let new_block = |kind: BlockKind, name: String, node: Span, body: Span| Block {
+impl Kinds {
+    fn of(nodes: &NodeTable<'_>, scss: bool) -> Self {
+        let scss_kind = |kind: &str| if scss { nodes.kind_id(kind) } else { None };
+        Self {
+            stylesheet: nodes.kind_id("stylesheet"),
+            rule_set: nodes.kind_id("rule_set"),
+            selectors: nodes.kind_id("selectors"),
+            block: nodes.kind_id("block"),
+            media_statement: nodes.kind_id("media_statement"),
+            keyframes_statement: nodes.kind_id("keyframes_statement"),
+            keyframes_name: nodes.kind_id("keyframes_name"),
+            keyframe_block_list: nodes.kind_id("keyframe_block_list"),
+            keyframe_block: nodes.kind_id("keyframe_block"),
+            supports_statement: nodes.kind_id("supports_statement"),
+            at_rule: nodes.kind_id("at_rule"),
+            at_keyword: nodes.kind_id("at_keyword"),
+            import_statement: nodes.kind_id("import_statement"),
+            comment: nodes.kind_id("comment"),
+            declaration: nodes.kind_id("declaration"),
+            property_name: nodes.kind_id("property_name"),
+            call_expression: nodes.kind_id("call_expression"),
+            function_name: nodes.kind_id("function_name"),
+            arguments: nodes.kind_id("arguments"),
+            plain_value: nodes.kind_id("plain_value"),
+            class_selector: nodes.kind_id("class_selector"),
+            class_name: nodes.kind_id("class_name"),
+            id_selector: nodes.kind_id("id_selector"),
+            id_name: nodes.kind_id("id_name"),
+            postcss_statement: nodes.kind_id("postcss_statement"),
+            mixin_statement: scss_kind("mixin_statement"),
+            function_statement: scss_kind("function_statement"),
+            identifier: scss_kind("identifier"),
+            use_statement: scss_kind("use_statement"),
+            forward_statement: scss_kind("forward_statement"),
+            js_comment: scss_kind("js_comment"),
+            include_statement: scss_kind("include_statement"),
+            extend_statement: scss_kind("extend_statement"),
+            variable: scss_kind("variable"),
+            name: nodes.field_id("name"),
+        }
+    }
+}
+
+/// What one pass over the node table finds.
+struct Scan<'s> {
+    /// Top-level blocks, in document order.
+    blocks: Vec<Block>,
+    /// Top-level comments, in document order.
+    comments: Vec<Span>,
+    /// Import targets as written, each once.
+    imports: Vec<String>,
+    /// `file:` symbols of the imports.
+    related: BTreeSet<String>,
+    /// Top-level SCSS variables -> values.
+    variables: Map<String, Value>,
+    /// Inner facts (where, what, text), in document order per kind of fact.
+    inner: Vec<(u32, Fact, Cow<'s, str>)>,
+}
+
+fn new_block(kind: BlockKind, name: String, node: Span, body: Span) -> Block {
+    Block {
         kind,
         name,
         node,
@@ -282,64 +368,151 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
         apply: Vec::new(),
         steps: Vec::new(),
         refs: BTreeSet::new(),
+    }
+}
+
+/// The first child of `node` of kind `first` and the first child of kind
+/// `then` after it.
+fn child_pair<'a>(node: NodeRef<'a>, first: impl Fn(NodeRef<'a>) -> bool, then: Option<KindId>) -> Option<(NodeRef<'a>, NodeRef<'a>)> {
+    let mut children = node.children();
+    let first = children.by_ref().find(|c| first(*c))?;
+    Some((first, children.find(|c| c.is(then))?))
+}
+
+/// Sorts the nodes the plugin needs out of the table, in one pass. Each
+/// rule is one pattern of the query the plugin used to run (the SCSS ones
+/// only for SCSS), emitted in the order the query produced its matches
+/// (document order of the node that completes each pattern):
+/// - top-level (children of `stylesheet`): `(rule_set (selectors) (block))`,
+///   `(media_statement (block))`, `(keyframes_statement (keyframes_name)
+///   (keyframe_block_list))`, `(supports_statement (block))`, `(at_rule
+///   (at_keyword) (block))`, `(mixin_statement name: (identifier) (block))`,
+///   `(function_statement name: (identifier) (block))`, `(import_statement)`,
+///   `(use_statement)`, `(forward_statement)`, `(comment)`, `(js_comment)`,
+///   and `(declaration (property_name))` named `$…`;
+/// - anywhere: `(keyframe_block . (_) @step)`, `(declaration
+///   (property_name))` named `--…`, `(call_expression (function_name)
+///   (arguments (plain_value)))` with the function `var`, `(class_selector
+///   (class_name))`, `(id_selector (id_name))`, `(postcss_statement
+///   (at_keyword))` with the keyword `@apply`, `(include_statement
+///   (identifier))`, `(extend_statement)` and `(variable)`.
+#[allow(clippy::too_many_lines)]
+fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -> Scan<'s> {
+    let k = Kinds::of(nodes, scss);
+    let mut found = Scan {
+        blocks: Vec::new(),
+        comments: Vec::new(),
+        imports: Vec::new(),
+        related: BTreeSet::new(),
+        variables: Map::new(),
+        inner: Vec::new(),
     };
-    for m in &matches {
-        let body = m.get("body").map(Span::of).unwrap_or_default();
-        if let (Some(rule), Some(selectors)) = (m.get("rule"), m.get("selectors")) {
-            let mut block = new_block(BlockKind::Rule, one_line(selectors.text), Span::of(rule), body);
-            block.selectors = split_top_level(selectors.text, ',').into_iter().map(one_line).filter(|s| !s.is_empty()).collect();
-            blocks.push(block);
-        } else if let Some(media) = m.get("media") {
-            let header = &source[media.start_byte as usize..body.start_byte as usize];
-            blocks.push(new_block(BlockKind::Media, one_line(header), Span::of(media), body));
-        } else if let (Some(k), Some(name)) = (m.get("keyframes"), m.get("keyframes.name")) {
-            blocks.push(new_block(BlockKind::Keyframes, name.text.to_string(), Span::of(k), body));
-        } else if let Some(at) = m.get("at") {
-            let header = &source[at.start_byte as usize..body.start_byte as usize];
-            blocks.push(new_block(BlockKind::AtRule, one_line(header), Span::of(at), body));
-        } else if let (Some(node), Some(name)) = (m.get("mixin").or_else(|| m.get("function")), m.get("name")) {
-            let kind = if node.name == "mixin" { BlockKind::Mixin } else { BlockKind::Function };
-            blocks.push(new_block(kind, name.text.to_string(), Span::of(node), body));
-        } else if let Some(import) = m.get("import") {
-            if let Some(target) = import_target(import.text) {
-                related.extend(file_symbol(&target, path));
-                push_unique(&mut imports, &target);
+    let top_level = |node: NodeRef<'_>| node.parent().is_some_and(|p| p.is(k.stylesheet));
+    for node in nodes.iter() {
+        let kind = Some(node.kind_id());
+        if kind == k.plain_value {
+            // `var(--name)`: the value is an argument of a `var` call.
+            let Some(args) = node.parent().filter(|a| a.is(k.arguments)) else { continue };
+            let Some(call) = args.parent().filter(|c| c.is(k.call_expression)) else { continue };
+            let is_var = call
+                .children()
+                .take_while(|c| c.index() < args.index())
+                .any(|c| c.is(k.function_name) && c.text() == "var");
+            if is_var {
+                found.inner.push((node.start_byte(), Fact::VarRef, Cow::Borrowed(node.text())));
             }
-        } else if let Some(c) = m.get("comment") {
-            comments.push(Span::of(c));
-        } else if let Some(step) = m.get("step") {
-            inner.push((step.start_byte, 0, step.text.to_string()));
-        } else if let (Some(decl), Some(name)) = (m.get("custom"), m.get("custom.name")) {
-            let value = decl.text[(name.end_byte - decl.start_byte) as usize..].trim_start().trim_start_matches(':');
-            inner.push((decl.start_byte, 1, format!("{}\n{}", name.text, one_line(value.trim().trim_end_matches(';')))));
-        } else if let Some(v) = m.get("var.ref") {
-            inner.push((v.start_byte, 2, v.text.to_string()));
-        } else if let Some(c) = m.get("class") {
-            // `@extend %placeholder` reads as a class in the parsed copy.
-            if c.start_byte > 0 && source.as_bytes()[c.start_byte as usize - 1] == b'%' {
+        } else if kind == k.property_name {
+            let Some(decl) = node.parent().filter(|d| d.is(k.declaration)) else { continue };
+            let name = node.text();
+            if name.starts_with("--") {
+                let value = decl.text()[(node.end_byte() - decl.start_byte()) as usize..].trim_start().trim_start_matches(':');
+                let text = format!("{name}\n{}", one_line(value.trim().trim_end_matches(';')));
+                found.inner.push((decl.start_byte(), Fact::Custom, Cow::Owned(text)));
+            } else if scss && name.starts_with('$') && top_level(decl) {
+                let value = Span::from(decl).text(source)[(node.end_byte() - decl.start_byte()) as usize..].trim_start().trim_start_matches(':');
+                found.variables.insert(name.to_string(), Value::String(one_line(value.trim().trim_end_matches(';'))));
+            }
+        } else if kind == k.class_name {
+            if !node.parent().is_some_and(|p| p.is(k.class_selector)) {
                 continue;
             }
-            inner.push((c.start_byte, 3, c.text.to_string()));
-        } else if let Some(id) = m.get("id") {
-            inner.push((id.start_byte, 4, id.text.to_string()));
-        } else if let (Some(apply), Some(keyword)) = (m.get("apply"), m.get("apply.keyword")) {
-            let args = apply.text[(keyword.end_byte - apply.start_byte) as usize..].trim().trim_end_matches(';');
-            for utility in args.split_whitespace().filter(|u| *u != "!important") {
-                inner.push((apply.start_byte, 5, utility.to_string()));
+            // `@extend %placeholder` reads as a class in the parsed copy.
+            let start = node.start_byte();
+            if start > 0 && source.as_bytes()[start as usize - 1] == b'%' {
+                continue;
             }
-        } else if let Some(i) = m.get("include") {
-            inner.push((i.start_byte, 6, i.text.to_string()));
-        } else if let Some(e) = m.get("extend") {
-            let target = Span::of(e).text(source).trim_start_matches("@extend").trim().trim_end_matches(';').trim_end_matches("!optional");
-            inner.push((e.start_byte, 7, one_line(target)));
-        } else if let Some(v) = m.get("variable") {
-            inner.push((v.start_byte, 8, v.text.to_string()));
-        } else if let (Some(decl), Some(name)) = (m.get("var"), m.get("var.name")) {
-            let value = Span::of(decl).text(source)[(name.end_byte - decl.start_byte) as usize..].trim_start().trim_start_matches(':');
-            variables.insert(name.text.to_string(), Value::String(one_line(value.trim().trim_end_matches(';'))));
+            found.inner.push((start, Fact::Class, Cow::Borrowed(node.text())));
+        } else if kind == k.id_name {
+            if node.parent().is_some_and(|p| p.is(k.id_selector)) {
+                found.inner.push((node.start_byte(), Fact::Id, Cow::Borrowed(node.text())));
+            }
+        } else if kind == k.variable {
+            found.inner.push((node.start_byte(), Fact::Variable, Cow::Borrowed(node.text())));
+        } else if kind == k.keyframe_block {
+            if let Some(step) = node.children().next() {
+                found.inner.push((step.start_byte(), Fact::Step, Cow::Borrowed(step.text())));
+            }
+        } else if kind == k.at_keyword {
+            let Some(apply) = node.parent().filter(|p| p.is(k.postcss_statement)) else { continue };
+            if node.text() == "@apply" {
+                let args = apply.text()[(node.end_byte() - apply.start_byte()) as usize..].trim().trim_end_matches(';');
+                for utility in args.split_whitespace().filter(|u| *u != "!important") {
+                    found.inner.push((apply.start_byte(), Fact::Apply, Cow::Borrowed(utility)));
+                }
+            }
+        } else if kind == k.include_statement {
+            for mixin in node.children().filter(|c| c.is(k.identifier)) {
+                found.inner.push((mixin.start_byte(), Fact::Include, Cow::Borrowed(mixin.text())));
+            }
+        } else if kind == k.extend_statement {
+            let target = Span::from(node).text(source).trim_start_matches("@extend").trim().trim_end_matches(';').trim_end_matches("!optional");
+            found.inner.push((node.start_byte(), Fact::Extend, Cow::Owned(one_line(target))));
+        } else if !top_level(node) {
+            // The rules below are for children of `stylesheet` only.
+        } else if kind == k.comment || kind == k.js_comment {
+            found.comments.push(Span::from(node));
+        } else if kind == k.import_statement || kind == k.use_statement || kind == k.forward_statement {
+            if let Some(target) = import_target(node.text()) {
+                found.related.extend(file_symbol(&target, path));
+                push_unique(&mut found.imports, &target);
+            }
+        } else if kind == k.rule_set {
+            let Some((selectors, body)) = child_pair(node, |c| c.is(k.selectors), k.block) else { continue };
+            let text = selectors.text();
+            let mut block = new_block(BlockKind::Rule, one_line(text), Span::from(node), Span::from(body));
+            block.selectors = split_top_level(text, ',').into_iter().map(one_line).filter(|s| !s.is_empty()).collect();
+            found.blocks.push(block);
+        } else if kind == k.media_statement || kind == k.supports_statement {
+            let Some(body) = node.children().find(|c| c.is(k.block)) else { continue };
+            let header = &source[node.start_byte() as usize..body.start_byte() as usize];
+            let kind = if kind == k.media_statement { BlockKind::Media } else { BlockKind::AtRule };
+            found.blocks.push(new_block(kind, one_line(header), Span::from(node), Span::from(body)));
+        } else if kind == k.keyframes_statement {
+            let Some((name, body)) = child_pair(node, |c| c.is(k.keyframes_name), k.keyframe_block_list) else { continue };
+            found.blocks.push(new_block(BlockKind::Keyframes, name.text().to_string(), Span::from(node), Span::from(body)));
+        } else if kind == k.at_rule {
+            let Some((_, body)) = child_pair(node, |c| c.is(k.at_keyword), k.block) else { continue };
+            let header = &source[node.start_byte() as usize..body.start_byte() as usize];
+            found.blocks.push(new_block(BlockKind::AtRule, one_line(header), Span::from(node), Span::from(body)));
+        } else if kind == k.mixin_statement || kind == k.function_statement {
+            let named = |c: NodeRef<'_>| c.is(k.identifier) && k.name.is_some() && c.field_id() == k.name;
+            let Some((name, body)) = child_pair(node, named, k.block) else { continue };
+            let kind = if kind == k.mixin_statement { BlockKind::Mixin } else { BlockKind::Function };
+            found.blocks.push(new_block(kind, name.text().to_string(), Span::from(node), Span::from(body)));
         }
     }
-    blocks.sort_by_key(|b| b.node.start_byte);
+    found
+}
+
+#[allow(clippy::too_many_lines)]
+fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
+    let scss = language == "scss";
+    let compat = if scss { scss_compat(source) } else { String::new() };
+    let tree = parse(language, if scss { &compat } else { source })?;
+    let nodes = tree.nodes(&[])?;
+    let lines = LineIndex::new(source);
+    // Top-level blocks come in document order.
+    let Scan { mut blocks, mut comments, imports, related, variables, inner } = scan(&nodes, scss, path, source);
 
     // Comments directly above a block: its docstring.
     comments.sort_by_key(|c| c.start_byte);
@@ -371,34 +544,34 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
         let pos = blocks.partition_point(|b| b.node.start_byte <= at);
         let owner = pos.checked_sub(1).filter(|&i| blocks[i].node.contains_byte(at));
         match what {
-            1 => {
+            Fact::Custom => {
                 let (name, value) = text.split_once('\n').unwrap_or((&text, ""));
                 push_unique(&mut custom_names, name);
                 if let Some(i) = owner {
                     blocks[i].custom.insert(name.to_string(), Value::String(value.to_string()));
                 }
             }
-            3 => push_unique(&mut all_classes, &text),
-            4 => push_unique(&mut all_ids, &text),
+            Fact::Class => push_unique(&mut all_classes, &text),
+            Fact::Id => push_unique(&mut all_ids, &text),
             _ => {}
         }
+        let is_ref = matches!(what, Fact::VarRef | Fact::Include | Fact::Extend | Fact::Variable);
         let Some(i) = owner else {
-            if matches!(what, 2 | 6 | 7 | 8) {
-                sheet_refs.insert(text);
+            if is_ref {
+                sheet_refs.insert(text.into_owned());
             }
             continue;
         };
         let block = &mut blocks[i];
         match what {
-            0 => push_unique(&mut block.steps, &text),
-            3 if at < block.body.start_byte => push_unique(&mut block.classes, &text),
-            4 if at < block.body.start_byte => push_unique(&mut block.ids, &text),
-            // Classes and ids of nested rules (SCSS, media queries).
-            3 => push_unique(&mut block.classes, &text),
-            4 => push_unique(&mut block.ids, &text),
-            5 => push_unique(&mut block.apply, &text),
-            2 | 6 | 7 | 8 => {
-                block.refs.insert(text);
+            Fact::Step => push_unique(&mut block.steps, &text),
+            // Classes and ids of the selectors, then of nested rules (SCSS,
+            // media queries): one list each.
+            Fact::Class => push_unique(&mut block.classes, &text),
+            Fact::Id => push_unique(&mut block.ids, &text),
+            Fact::Apply => push_unique(&mut block.apply, &text),
+            _ if is_ref => {
+                block.refs.insert(text.into_owned());
             }
             _ => {}
         }
@@ -444,7 +617,8 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
     }
     chunks.push(sheet);
 
-    for block in &blocks {
+    // The blocks are not needed after their chunks: move their lists.
+    for block in blocks {
         let kind = match block.kind {
             BlockKind::Rule if !block.custom.is_empty() && block.custom.len() == block.declarations => "custom_properties",
             BlockKind::Rule => "rule_set",
@@ -455,19 +629,20 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
             BlockKind::Function => "function",
         };
         let header = one_line(&source[block.node.start_byte as usize..block.body.start_byte as usize]);
-        let custom: BTreeMap<String, Value> = block.custom.clone().into_iter().collect();
-        let mut builder = ChunkBuilder::new(kind, block.name.clone())
-            .id(format!("{kind}:{}", block.name))
+        let custom: BTreeMap<String, Value> = block.custom.into_iter().collect();
+        let id = format!("{kind}:{}", block.name);
+        let mut builder = ChunkBuilder::new(kind, block.name)
+            .id(id)
             .span(block.outer)
-            .signature(header.clone())
-            .docstring(block.docstring.clone())
-            .references(block.refs.iter().cloned())
-            .meta_opt("selectors", nonempty(block.selectors.clone()))
-            .meta_opt("classes", nonempty(block.classes.clone()))
-            .meta_opt("ids", nonempty(block.ids.clone()))
+            .signature(header.as_str())
+            .docstring(block.docstring)
+            .references(block.refs)
+            .meta_opt("selectors", nonempty(block.selectors))
+            .meta_opt("classes", nonempty(block.classes))
+            .meta_opt("ids", nonempty(block.ids))
             .meta_opt("custom_properties", Some(serde_json::json!(custom)).filter(|_| !custom.is_empty()))
-            .meta_opt("apply", nonempty(block.apply.clone()))
-            .meta_opt("steps", nonempty(block.steps.clone()));
+            .meta_opt("apply", nonempty(block.apply))
+            .meta_opt("steps", nonempty(block.steps));
         match block.kind {
             BlockKind::Media => builder = builder.meta("query", header.trim_start_matches("@media").trim()),
             BlockKind::AtRule => {
