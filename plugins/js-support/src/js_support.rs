@@ -22,12 +22,20 @@
 //! imported name's related symbol is the qualified name of its definition;
 //! package imports stay as written (`react.useState`), and relative imports
 //! of non-script files become `file:` symbols.
+//!
+//! Parsing is the host's (`syntax` import): the strategy asks for the tree's
+//! named nodes once ([`Tree::nodes`], all kinds, so that every node's parent
+//! is its syntax parent), sorts out the nodes it needs in one pass over that
+//! table (`Scan`, comparing kind and field ids looked up once per file, each
+//! rule naming the query pattern it replaces), then post-processes what it
+//! found; it must not bundle a parser.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use code_intel_plugin_sdk::text::{docblock, elide, one_line};
 use code_intel_plugin_sdk::{
-    Chunk, ChunkBuilder, ChunkSet, LineIndex, MatchSet, PluginError, Span, SpanSet, Tree, parse,
+    Chunk, ChunkBuilder, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, PluginError, Span, SpanSet, Tree,
+    parse,
 };
 use serde_json::Value;
 
@@ -87,74 +95,524 @@ pub fn resolve_import(source: &str, from_path: &str) -> String {
     if is_script { module_path(&joined) } else { format!("file:{joined}") }
 }
 
-/// Patterns every grammar understands.
-const COMMON: &str = r#"
-(function_declaration name: (identifier) @name body: (statement_block) @body) @def
-(generator_function_declaration name: (identifier) @name body: (statement_block) @body) @def
-(lexical_declaration . (variable_declarator name: (identifier) @name value: [(arrow_function body: (_) @body) (function_expression body: (_) @body) (generator_function body: (_) @body)]) .) @def
-(variable_declaration . (variable_declarator name: (identifier) @name value: [(arrow_function body: (_) @body) (function_expression body: (_) @body) (generator_function body: (_) @body)]) .) @def
-(expression_statement (assignment_expression left: (member_expression object: [(identifier) @exports (member_expression object: (identifier) @exports property: (property_identifier) @exports)] property: (property_identifier) @name) right: [(arrow_function body: (_) @body) (function_expression body: (_) @body)]) (#any-of? @exports "exports" "module")) @def
-(class_declaration name: (_) @name body: (class_body) @body) @def
-(method_definition name: (_) @name body: (statement_block) @body) @def
+/// Kind and field ids of the node table the strategy looks at, looked up
+/// once per file; `None` for a kind the file does not contain (or its
+/// grammar lacks).
+struct Kinds {
+    error: Option<KindId>,
+    identifier: Option<KindId>,
+    property_identifier: Option<KindId>,
+    type_identifier: Option<KindId>,
+    statement_block: Option<KindId>,
+    class_body: Option<KindId>,
+    interface_body: Option<KindId>,
+    enum_body: Option<KindId>,
+    function_declaration: Option<KindId>,
+    generator_function_declaration: Option<KindId>,
+    lexical_declaration: Option<KindId>,
+    variable_declaration: Option<KindId>,
+    variable_declarator: Option<KindId>,
+    arrow_function: Option<KindId>,
+    function_expression: Option<KindId>,
+    generator_function: Option<KindId>,
+    expression_statement: Option<KindId>,
+    assignment_expression: Option<KindId>,
+    member_expression: Option<KindId>,
+    class_declaration: Option<KindId>,
+    abstract_class_declaration: Option<KindId>,
+    method_definition: Option<KindId>,
+    field_definition: Option<KindId>,
+    public_field_definition: Option<KindId>,
+    interface_declaration: Option<KindId>,
+    type_alias_declaration: Option<KindId>,
+    enum_declaration: Option<KindId>,
+    internal_module: Option<KindId>,
+    function_signature: Option<KindId>,
+    export_statement: Option<KindId>,
+    export_specifier: Option<KindId>,
+    comment: Option<KindId>,
+    decorator: Option<KindId>,
+    import_statement: Option<KindId>,
+    import_clause: Option<KindId>,
+    namespace_import: Option<KindId>,
+    named_imports: Option<KindId>,
+    import_specifier: Option<KindId>,
+    string: Option<KindId>,
+    string_fragment: Option<KindId>,
+    call_expression: Option<KindId>,
+    arguments: Option<KindId>,
+    object_pattern: Option<KindId>,
+    shorthand_property_identifier_pattern: Option<KindId>,
+    new_expression: Option<KindId>,
+    class_heritage: Option<KindId>,
+    extends_clause: Option<KindId>,
+    implements_clause: Option<KindId>,
+    extends_type_clause: Option<KindId>,
+    jsx_opening_element: Option<KindId>,
+    jsx_self_closing_element: Option<KindId>,
+    name: Option<FieldId>,
+    body: Option<FieldId>,
+    value: Option<FieldId>,
+    left: Option<FieldId>,
+    right: Option<FieldId>,
+    object: Option<FieldId>,
+    property: Option<FieldId>,
+    source: Option<FieldId>,
+    alias: Option<FieldId>,
+    function: Option<FieldId>,
+    arguments_field: Option<FieldId>,
+    constructor: Option<FieldId>,
+}
 
-(export_statement) @export
-(export_specifier name: (_) @export.name)
-(export_statement value: (identifier) @export.default)
-(comment) @comment
-(decorator) @decorator
+impl Kinds {
+    fn of(nodes: &NodeTable<'_>) -> Self {
+        Self {
+            error: nodes.kind_id("ERROR"),
+            identifier: nodes.kind_id("identifier"),
+            property_identifier: nodes.kind_id("property_identifier"),
+            type_identifier: nodes.kind_id("type_identifier"),
+            statement_block: nodes.kind_id("statement_block"),
+            class_body: nodes.kind_id("class_body"),
+            interface_body: nodes.kind_id("interface_body"),
+            enum_body: nodes.kind_id("enum_body"),
+            function_declaration: nodes.kind_id("function_declaration"),
+            generator_function_declaration: nodes.kind_id("generator_function_declaration"),
+            lexical_declaration: nodes.kind_id("lexical_declaration"),
+            variable_declaration: nodes.kind_id("variable_declaration"),
+            variable_declarator: nodes.kind_id("variable_declarator"),
+            arrow_function: nodes.kind_id("arrow_function"),
+            function_expression: nodes.kind_id("function_expression"),
+            generator_function: nodes.kind_id("generator_function"),
+            expression_statement: nodes.kind_id("expression_statement"),
+            assignment_expression: nodes.kind_id("assignment_expression"),
+            member_expression: nodes.kind_id("member_expression"),
+            class_declaration: nodes.kind_id("class_declaration"),
+            abstract_class_declaration: nodes.kind_id("abstract_class_declaration"),
+            method_definition: nodes.kind_id("method_definition"),
+            field_definition: nodes.kind_id("field_definition"),
+            public_field_definition: nodes.kind_id("public_field_definition"),
+            interface_declaration: nodes.kind_id("interface_declaration"),
+            type_alias_declaration: nodes.kind_id("type_alias_declaration"),
+            enum_declaration: nodes.kind_id("enum_declaration"),
+            internal_module: nodes.kind_id("internal_module"),
+            function_signature: nodes.kind_id("function_signature"),
+            export_statement: nodes.kind_id("export_statement"),
+            export_specifier: nodes.kind_id("export_specifier"),
+            comment: nodes.kind_id("comment"),
+            decorator: nodes.kind_id("decorator"),
+            import_statement: nodes.kind_id("import_statement"),
+            import_clause: nodes.kind_id("import_clause"),
+            namespace_import: nodes.kind_id("namespace_import"),
+            named_imports: nodes.kind_id("named_imports"),
+            import_specifier: nodes.kind_id("import_specifier"),
+            string: nodes.kind_id("string"),
+            string_fragment: nodes.kind_id("string_fragment"),
+            call_expression: nodes.kind_id("call_expression"),
+            arguments: nodes.kind_id("arguments"),
+            object_pattern: nodes.kind_id("object_pattern"),
+            shorthand_property_identifier_pattern: nodes.kind_id("shorthand_property_identifier_pattern"),
+            new_expression: nodes.kind_id("new_expression"),
+            class_heritage: nodes.kind_id("class_heritage"),
+            extends_clause: nodes.kind_id("extends_clause"),
+            implements_clause: nodes.kind_id("implements_clause"),
+            extends_type_clause: nodes.kind_id("extends_type_clause"),
+            jsx_opening_element: nodes.kind_id("jsx_opening_element"),
+            jsx_self_closing_element: nodes.kind_id("jsx_self_closing_element"),
+            name: nodes.field_id("name"),
+            body: nodes.field_id("body"),
+            value: nodes.field_id("value"),
+            left: nodes.field_id("left"),
+            right: nodes.field_id("right"),
+            object: nodes.field_id("object"),
+            property: nodes.field_id("property"),
+            source: nodes.field_id("source"),
+            alias: nodes.field_id("alias"),
+            function: nodes.field_id("function"),
+            arguments_field: nodes.field_id("arguments"),
+            constructor: nodes.field_id("constructor"),
+        }
+    }
 
-(import_statement (import_clause (identifier) @import.default) source: (string (string_fragment) @import.source)) @import
-(import_statement (import_clause (namespace_import (identifier) @import.namespace)) source: (string (string_fragment) @import.source)) @import
-(import_statement (import_clause (named_imports (import_specifier name: (_) @import.name alias: (identifier)? @import.alias))) source: (string (string_fragment) @import.source)) @import
-(import_statement . source: (string (string_fragment) @import.source)) @import
-(variable_declarator name: (identifier) @import.namespace value: (call_expression function: (identifier) @require arguments: (arguments . (string (string_fragment) @import.source))) (#eq? @require "require")) @import
-(variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @import.name) value: (call_expression function: (identifier) @require arguments: (arguments . (string (string_fragment) @import.source))) (#eq? @require "require")) @import
-(export_statement source: (string (string_fragment) @reexport.source))
+    /// A query's `(_)`: any named node but an `ERROR`.
+    fn wild(&self, node: NodeRef<'_>) -> bool {
+        !node.is(self.error)
+    }
 
-(call_expression function: (identifier) @callee)
-(call_expression function: (member_expression property: (property_identifier) @callee))
-(new_expression constructor: (identifier) @id)
-((identifier) @id (#match? @id "^[A-Z]"))
-(member_expression object: (identifier) @id)
-(arguments (identifier) @id)
-(variable_declarator name: (identifier) @binding)
-"#;
+    /// The first child filling `field` (a query's `field: (...)`).
+    fn child<'a>(&self, node: NodeRef<'a>, field: Option<FieldId>) -> Option<NodeRef<'a>> {
+        node.child_by(field?)
+    }
 
-/// JavaScript only: class fields and heritage have other shapes than in TypeScript.
-const JS_ONLY: &str = r#"
-(field_definition property: (_) @name value: [(arrow_function body: (_) @body) (function_expression body: (_) @body)]) @def
-(field_definition property: (_) @field) @owner
-(class_heritage (_) @extends)
-"#;
+    /// Every child filling `field`.
+    fn children<'a>(&self, node: NodeRef<'a>, field: Option<FieldId>) -> impl Iterator<Item = NodeRef<'a>> + 'a {
+        node.children().filter(move |c| field.is_some() && c.field_id() == field)
+    }
 
-/// TypeScript (both grammars).
-const TS_ONLY: &str = r#"
-(abstract_class_declaration name: (_) @name body: (class_body) @body) @def
-(public_field_definition name: (_) @name value: [(arrow_function body: (_) @body) (function_expression body: (_) @body)]) @def
-(public_field_definition name: (_) @field) @owner
-(interface_declaration name: (_) @name body: (interface_body) @body) @def
-(type_alias_declaration name: (_) @name value: (_) @body) @def
-(enum_declaration name: (_) @name body: (enum_body) @body) @def
-(internal_module name: (_) @name body: (statement_block) @body) @def
-(function_signature name: (identifier) @name) @def
-(class_heritage (extends_clause value: (_) @extends))
-(class_heritage (implements_clause (_) @implements))
-(extends_type_clause (_) @extends)
-(type_identifier) @type
-"#;
+    /// True when `node` fills `field` of a parent of kind `parent`.
+    fn fills(&self, node: NodeRef<'_>, field: Option<FieldId>, parent: Option<KindId>) -> bool {
+        field.is_some() && node.field_id() == field && node.parent().is_some_and(|p| p.is(parent))
+    }
 
-/// JSX (the `javascript` and `tsx` grammars).
-const JSX_ONLY: &str = r#"
-(jsx_opening_element name: (_) @jsx)
-(jsx_self_closing_element name: (_) @jsx)
-"#;
+    /// `body: (_)` of a function value (`value: [(arrow_function body: (_)) (function_expression body: (_)) ...]`),
+    /// generator functions too when `generators`.
+    fn function_body<'a>(&self, value: NodeRef<'a>, generators: bool) -> Option<NodeRef<'a>> {
+        if !(value.is(self.arrow_function) || value.is(self.function_expression) || (generators && value.is(self.generator_function))) {
+            return None;
+        }
+        self.child(value, self.body).filter(|b| self.wild(*b))
+    }
 
-/// The query for a grammar: all patterns in one, so the tree is walked once.
-fn query_for(language: &str) -> String {
-    match language {
-        "typescript" => format!("{COMMON}{TS_ONLY}"),
-        "tsx" => format!("{COMMON}{TS_ONLY}{JSX_ONLY}"),
-        _ => format!("{COMMON}{JS_ONLY}{JSX_ONLY}"),
+    /// The `string_fragment`s of a `(string (string_fragment) @source)`:
+    /// one match per fragment.
+    fn fragments<'a>(&self, string: Option<NodeRef<'a>>) -> impl Iterator<Item = NodeRef<'a>> + 'a {
+        let fragment = self.string_fragment;
+        string.filter(|s| s.is(self.string)).into_iter().flat_map(move |s| s.children().filter(move |c| c.is(fragment)))
+    }
+}
+
+/// Which grammar the patterns are for.
+#[derive(Clone, Copy)]
+struct Grammar {
+    /// `typescript` or `tsx`.
+    ts: bool,
+    /// `javascript` or `tsx`.
+    jsx: bool,
+}
+
+impl Grammar {
+    fn of(language: &str) -> Self {
+        match language {
+            "typescript" => Self { ts: true, jsx: false },
+            "tsx" => Self { ts: true, jsx: true },
+            _ => Self { ts: false, jsx: true },
+        }
+    }
+}
+
+/// A definition as matched: the node, its name and body.
+struct Found<'s> {
+    kind: DefKind,
+    node: NodeRef<'s>,
+    name: NodeRef<'s>,
+    body: Option<NodeRef<'s>>,
+    /// `exports.name = function` / `module.exports.name = () => ...`.
+    commonjs: bool,
+}
+
+/// One import (or re-export) match: the source and what it binds.
+struct ImportMatch<'s> {
+    /// The statement (or `require` declarator); `None` for a re-export.
+    at: Option<Span>,
+    source: &'s str,
+    /// A default or namespace import (or a plain `require`).
+    local: Option<&'s str>,
+    /// A named import (or destructured `require`).
+    name: Option<&'s str>,
+    alias: Option<&'s str>,
+}
+
+/// The nodes the strategy works on, sorted out in one pass over the table in
+/// document order. Each rule names the query pattern it stands for (the
+/// strategy matched one query before it read the node table).
+struct Scan<'s> {
+    defs: Vec<Found<'s>>,
+    /// `(export_statement) @export`
+    exports: Vec<Span>,
+    /// `(comment) @comment` and `(decorator) @decorator`: (span, is a comment).
+    trivia: Vec<(Span, bool)>,
+    first_comment: Option<NodeRef<'s>>,
+    /// Heritage: (start, text, is `implements`).
+    extends: Vec<(u32, &'s str, bool)>,
+    /// Class fields: (owner start, owner end, name).
+    fields: Vec<(u32, u32, &'s str)>,
+    /// Starts of JSX element names that start with a letter.
+    jsx_at: Vec<u32>,
+    /// `export { name }` (false) and `export default name` (true).
+    named_exports: Vec<(&'s str, bool)>,
+    imports: Vec<ImportMatch<'s>>,
+    /// Identifier uses: (start, text, is a callee).
+    uses: Vec<(u32, &'s str, bool)>,
+    /// Starts of `(variable_declarator name: (identifier) @binding)`, ascending.
+    bindings: Vec<u32>,
+}
+
+impl<'s> Scan<'s> {
+    #[allow(clippy::too_many_lines, clippy::cognitive_complexity)]
+    fn of(nodes: &'s NodeTable<'s>, k: &Kinds, g: Grammar) -> Self {
+        let mut scan = Scan {
+            defs: Vec::new(),
+            exports: Vec::new(),
+            trivia: Vec::new(),
+            first_comment: None,
+            extends: Vec::new(),
+            fields: Vec::new(),
+            jsx_at: Vec::new(),
+            named_exports: Vec::new(),
+            imports: Vec::new(),
+            uses: Vec::new(),
+            bindings: Vec::new(),
+        };
+        for node in nodes.iter() {
+            let kind = Some(node.kind_id());
+            if kind == k.identifier {
+                let parent = node.parent();
+                let parent_is = |p: Option<KindId>| parent.is_some_and(|n| n.is(p));
+                let field = node.field_id();
+                let has = |f: Option<FieldId>| f.is_some() && field == f;
+                // `(call_expression function: (identifier) @callee)`
+                let callee = has(k.function) && parent_is(k.call_expression);
+                // `(new_expression constructor: (identifier) @id)`, `((identifier) @id (#match? @id "^[A-Z]"))`,
+                // `(member_expression object: (identifier) @id)`, `(arguments (identifier) @id)`
+                let text = node.text();
+                let id = (has(k.constructor) && parent_is(k.new_expression))
+                    || text.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+                    || (has(k.object) && parent_is(k.member_expression))
+                    || parent_is(k.arguments);
+                if callee || id {
+                    scan.uses.push((node.start_byte(), text, callee));
+                }
+                // `(variable_declarator name: (identifier) @binding)`
+                if has(k.name) && parent_is(k.variable_declarator) {
+                    scan.bindings.push(node.start_byte());
+                }
+            } else if kind == k.property_identifier {
+                // `(call_expression function: (member_expression property: (property_identifier) @callee))`
+                if k.fills(node, k.property, k.member_expression)
+                    && node.parent().is_some_and(|m| k.fills(m, k.function, k.call_expression))
+                {
+                    scan.uses.push((node.start_byte(), node.text(), true));
+                }
+            } else if kind == k.type_identifier {
+                // `(type_identifier) @type`
+                if g.ts {
+                    scan.uses.push((node.start_byte(), node.text(), false));
+                }
+            } else if kind == k.comment {
+                scan.trivia.push((Span::of(node), true));
+                if scan.first_comment.is_none() {
+                    scan.first_comment = Some(node);
+                }
+            } else if kind == k.decorator {
+                scan.trivia.push((Span::of(node), false));
+            } else if kind == k.variable_declarator {
+                scan.require(node, k);
+            } else if kind == k.import_statement {
+                scan.import(node, k);
+            } else if kind == k.export_statement {
+                scan.exports.push(Span::of(node));
+                // `(export_statement value: (identifier) @export.default)`
+                for value in k.children(node, k.value).filter(|v| v.is(k.identifier)) {
+                    scan.named_exports.push((value.text(), true));
+                }
+                // `(export_statement source: (string (string_fragment) @reexport.source))`
+                for source in k.children(node, k.source) {
+                    for fragment in k.fragments(Some(source)) {
+                        scan.imports.push(ImportMatch { at: None, source: fragment.text(), local: None, name: None, alias: None });
+                    }
+                }
+            } else if kind == k.export_specifier {
+                // `(export_specifier name: (_) @export.name)`
+                for name in k.children(node, k.name).filter(|n| k.wild(*n)) {
+                    scan.named_exports.push((name.text(), false));
+                }
+            } else if g.jsx && (kind == k.jsx_opening_element || kind == k.jsx_self_closing_element) {
+                // `(jsx_opening_element name: (_) @jsx)`, `(jsx_self_closing_element name: (_) @jsx)`
+                for name in k.children(node, k.name).filter(|n| k.wild(*n)) {
+                    let text = name.text();
+                    scan.uses.push((name.start_byte(), text, false));
+                    if text.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                        scan.jsx_at.push(name.start_byte());
+                    }
+                }
+            } else if kind == k.class_heritage {
+                if g.ts {
+                    for clause in node.children() {
+                        if clause.is(k.extends_clause) {
+                            // `(class_heritage (extends_clause value: (_) @extends))`
+                            for value in k.children(clause, k.value).filter(|v| k.wild(*v)) {
+                                scan.extends.push((value.start_byte(), value.text(), false));
+                            }
+                        } else if clause.is(k.implements_clause) {
+                            // `(class_heritage (implements_clause (_) @implements))`
+                            for ty in clause.children().filter(|t| k.wild(*t)) {
+                                scan.extends.push((ty.start_byte(), ty.text(), true));
+                            }
+                        }
+                    }
+                } else {
+                    // `(class_heritage (_) @extends)`
+                    for base in node.children().filter(|b| k.wild(*b)) {
+                        scan.extends.push((base.start_byte(), base.text(), false));
+                    }
+                }
+            } else if kind == k.extends_type_clause {
+                // `(extends_type_clause (_) @extends)`
+                if g.ts {
+                    for base in node.children().filter(|b| k.wild(*b)) {
+                        scan.extends.push((base.start_byte(), base.text(), false));
+                    }
+                }
+            } else if let Some(found) = scan.definition(node, k, g) {
+                scan.defs.push(found);
+            }
+        }
+        scan
+    }
+
+    /// The definition patterns (`@def` with `@name` and `@body`), and class
+    /// fields (`(field_definition property: (_) @field) @owner`).
+    fn definition(&mut self, node: NodeRef<'s>, k: &Kinds, g: Grammar) -> Option<Found<'s>> {
+        let kind = Some(node.kind_id());
+        let found = |kind: DefKind, name: NodeRef<'s>, body: Option<NodeRef<'s>>| Found { kind, node, name, body, commonjs: false };
+        let named = |field: Option<FieldId>| k.child(node, field).filter(|n| k.wild(*n));
+        let body_of = |of: Option<KindId>| k.child(node, k.body).filter(|b| b.is(of));
+        if kind == k.function_declaration || kind == k.generator_function_declaration {
+            // `(function_declaration name: (identifier) @name body: (statement_block) @body) @def`
+            let name = k.child(node, k.name).filter(|n| n.is(k.identifier))?;
+            Some(found(DefKind::Function, name, Some(body_of(k.statement_block)?)))
+        } else if kind == k.lexical_declaration || kind == k.variable_declaration {
+            // `(lexical_declaration . (variable_declarator name: (identifier) @name value: [(arrow_function body: (_) @body) ...]) .) @def`:
+            // the declarator is the only named child (a comment counts).
+            let mut children = node.children();
+            let (Some(declarator), None) = (children.next(), children.next()) else { return None };
+            if !declarator.is(k.variable_declarator) {
+                return None;
+            }
+            let name = k.child(declarator, k.name).filter(|n| n.is(k.identifier))?;
+            let body = k.function_body(k.child(declarator, k.value)?, true)?;
+            Some(found(DefKind::Function, name, Some(body)))
+        } else if kind == k.expression_statement {
+            // `(expression_statement (assignment_expression left: (member_expression object: [(identifier) @exports
+            // (member_expression object: (identifier) @exports property: (property_identifier) @exports)]
+            // property: (property_identifier) @name) right: [(arrow_function body: (_) @body) (function_expression body: (_) @body)])
+            // (#any-of? @exports "exports" "module")) @def`
+            let exports = |n: NodeRef<'_>| matches!(n.text(), "exports" | "module");
+            for assignment in node.children().filter(|c| c.is(k.assignment_expression)) {
+                let Some(left) = k.child(assignment, k.left).filter(|l| l.is(k.member_expression)) else { continue };
+                let Some(object) = k.child(left, k.object) else { continue };
+                let object_ok = if object.is(k.identifier) {
+                    exports(object)
+                } else if object.is(k.member_expression) {
+                    match (
+                        k.child(object, k.object).filter(|o| o.is(k.identifier)),
+                        k.child(object, k.property).filter(|p| p.is(k.property_identifier)),
+                    ) {
+                        (Some(o), Some(p)) => exports(o) && exports(p),
+                        _ => false,
+                    }
+                } else {
+                    false
+                };
+                if !object_ok {
+                    continue;
+                }
+                let Some(name) = k.child(left, k.property).filter(|p| p.is(k.property_identifier)) else { continue };
+                let Some(body) = k.child(assignment, k.right).and_then(|r| k.function_body(r, false)) else { continue };
+                return Some(Found { kind: DefKind::Function, node, name, body: Some(body), commonjs: true });
+            }
+            None
+        } else if kind == k.class_declaration || (g.ts && kind == k.abstract_class_declaration) {
+            // `(class_declaration name: (_) @name body: (class_body) @body) @def`
+            Some(found(DefKind::Class, named(k.name)?, Some(body_of(k.class_body)?)))
+        } else if kind == k.method_definition {
+            // `(method_definition name: (_) @name body: (statement_block) @body) @def`
+            Some(found(DefKind::Method, named(k.name)?, Some(body_of(k.statement_block)?)))
+        } else if (!g.ts && kind == k.field_definition) || (g.ts && kind == k.public_field_definition) {
+            // `(field_definition property: (_) @field) @owner` (JavaScript),
+            // `(public_field_definition name: (_) @field) @owner` (TypeScript)
+            let field = if g.ts { k.name } else { k.property };
+            for name in k.children(node, field).filter(|n| k.wild(*n)) {
+                self.fields.push((node.start_byte(), node.end_byte(), name.text()));
+            }
+            // `(field_definition property: (_) @name value: [(arrow_function body: (_) @body) (function_expression body: (_) @body)]) @def`
+            let name = named(field)?;
+            let body = k.function_body(k.child(node, k.value)?, false)?;
+            Some(found(DefKind::Method, name, Some(body)))
+        } else if !g.ts {
+            None
+        } else if kind == k.interface_declaration {
+            Some(found(DefKind::Interface, named(k.name)?, Some(body_of(k.interface_body)?)))
+        } else if kind == k.type_alias_declaration {
+            // `(type_alias_declaration name: (_) @name value: (_) @body) @def`
+            Some(found(DefKind::TypeAlias, named(k.name)?, Some(named(k.value)?)))
+        } else if kind == k.enum_declaration {
+            Some(found(DefKind::Enum, named(k.name)?, Some(body_of(k.enum_body)?)))
+        } else if kind == k.internal_module {
+            Some(found(DefKind::Namespace, named(k.name)?, Some(body_of(k.statement_block)?)))
+        } else if kind == k.function_signature {
+            // `(function_signature name: (identifier) @name) @def`
+            let name = k.child(node, k.name).filter(|n| n.is(k.identifier))?;
+            Some(found(DefKind::Function, name, None))
+        } else {
+            None
+        }
+    }
+
+    /// `import` statements, in the order the query's patterns matched: per
+    /// source fragment, the default, namespace, named and bare imports.
+    fn import(&mut self, node: NodeRef<'s>, k: &Kinds) {
+        let at = Some(Span::of(node));
+        let source = k.child(node, k.source);
+        let clause = node.children().find(|c| c.is(k.import_clause));
+        // `(import_statement . source: ...)`: the source is the first named child.
+        let bare = source.is_some() && node.children().next() == source;
+        for fragment in k.fragments(source) {
+            let push = |imports: &mut Vec<ImportMatch<'s>>, local, name, alias| {
+                imports.push(ImportMatch { at, source: fragment.text(), local, name, alias });
+            };
+            if let Some(clause) = clause {
+                // `(import_statement (import_clause (identifier) @import.default) source: ...)`
+                for local in clause.children().filter(|c| c.is(k.identifier)) {
+                    push(&mut self.imports, Some(local.text()), None, None);
+                }
+                // `(import_clause (namespace_import (identifier) @import.namespace))`
+                for ns in clause.children().filter(|c| c.is(k.namespace_import)) {
+                    for local in ns.children().filter(|c| c.is(k.identifier)) {
+                        push(&mut self.imports, Some(local.text()), None, None);
+                    }
+                }
+                // `(import_clause (named_imports (import_specifier name: (_) @import.name alias: (identifier)? @import.alias)))`
+                for list in clause.children().filter(|c| c.is(k.named_imports)) {
+                    for spec in list.children().filter(|c| c.is(k.import_specifier)) {
+                        let alias = k.child(spec, k.alias).filter(|a| a.is(k.identifier)).map(NodeRef::text);
+                        for name in k.children(spec, k.name).filter(|n| k.wild(*n)) {
+                            push(&mut self.imports, None, Some(name.text()), alias);
+                        }
+                    }
+                }
+            }
+            if bare {
+                push(&mut self.imports, None, None, None);
+            }
+        }
+    }
+
+    /// `const x = require('...')` and `const { a, b } = require('...')`.
+    fn require(&mut self, node: NodeRef<'s>, k: &Kinds) {
+        let Some(name) = k.child(node, k.name) else { return };
+        let is_identifier = name.is(k.identifier);
+        if !is_identifier && !name.is(k.object_pattern) {
+            return;
+        }
+        let Some(call) = k.child(node, k.value).filter(|v| v.is(k.call_expression)) else { return };
+        if !k.child(call, k.function).is_some_and(|f| f.is(k.identifier) && f.text() == "require") {
+            return;
+        }
+        // `arguments: (arguments . (string (string_fragment) @import.source))`
+        let first = k.child(call, k.arguments_field).filter(|a| a.is(k.arguments)).and_then(|a| a.children().next());
+        let at = Some(Span::of(node));
+        for fragment in k.fragments(first) {
+            let source = fragment.text();
+            if is_identifier {
+                // `(variable_declarator name: (identifier) @import.namespace value: (call_expression ...)) @import`
+                self.imports.push(ImportMatch { at, source, local: Some(name.text()), name: None, alias: None });
+            } else {
+                // `(variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @import.name) ...) @import`
+                for short in name.children().filter(|c| c.is(k.shorthand_property_identifier_pattern)) {
+                    self.imports.push(ImportMatch { at, source, local: None, name: Some(short.text()), alias: None });
+                }
+            }
+        }
     }
 }
 
@@ -182,18 +640,6 @@ enum DefKind {
 }
 
 impl DefKind {
-    fn of(node_kind: &str) -> Self {
-        match node_kind {
-            "class_declaration" | "abstract_class_declaration" => Self::Class,
-            "method_definition" | "field_definition" | "public_field_definition" => Self::Method,
-            "interface_declaration" => Self::Interface,
-            "type_alias_declaration" => Self::TypeAlias,
-            "enum_declaration" => Self::Enum,
-            "internal_module" => Self::Namespace,
-            _ => Self::Function,
-        }
-    }
-
     /// Definitions whose nested definitions may become chunks.
     fn is_container(self) -> bool {
         matches!(self, Self::Class | Self::Namespace)
@@ -226,7 +672,7 @@ struct Def {
 /// against it).
 ///
 /// # Errors
-/// When the host cannot parse or query the source.
+/// When the host cannot parse the source or list its nodes.
 pub fn chunk_script(language: &str, path: &str, source: &str) -> Result<Vec<Chunk>, PluginError> {
     let tree = parse(language, source)?;
     let mut chunks = ChunkSet::new(source);
@@ -241,7 +687,7 @@ pub fn chunk_script(language: &str, path: &str, source: &str) -> Result<Vec<Chun
 /// `parent` becomes the parent of the module chunk (a Vue `script` block).
 ///
 /// # Errors
-/// When the host cannot run the query.
+/// When the host cannot list the tree's nodes.
 #[allow(clippy::too_many_arguments, clippy::too_many_lines)]
 pub fn push_script_chunks(
     chunks: &mut ChunkSet<'_>,
@@ -253,14 +699,18 @@ pub fn push_script_chunks(
     module: &str,
     parent: Option<(String, String)>,
 ) -> Result<(), PluginError> {
-    let matches = tree.matches(&query_for(language))?;
-    let mut defs = collect_defs(&matches, source, lines);
-    let imports = collect_imports(&matches, path);
-    mark_exports(&matches, &mut defs);
+    let nodes = tree.nodes(&[])?;
+    let k = Kinds::of(&nodes);
+    let scan = Scan::of(&nodes, &k, Grammar::of(language));
+    let Scan { defs: found, exports, trivia, first_comment, extends, fields, jsx_at, named_exports, imports: import_matches, uses, bindings } = scan;
+    let mut defs = collect_defs(found, &exports, trivia, extends, fields, jsx_at, source, lines);
+    let file_doc = file_doc(first_comment, &defs, source);
+    let imports = collect_imports(import_matches, path);
+    mark_exports(&named_exports, &mut defs);
 
     let top: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].parent.is_none()).collect();
-    let top_names: BTreeSet<String> = top.iter().map(|&i| defs[i].name.clone()).collect();
-    let uses = collect_uses(&matches, &defs, &imports, &top_names);
+    let top_names: BTreeSet<&str> = top.iter().map(|&i| defs[i].name.as_str()).collect();
+    let uses = collect_uses(uses, bindings, &defs, &imports, &top_names);
     let resolve = |name: &str| -> Option<String> {
         if let Some(target) = imports.bindings.get(name) {
             return Some(target.clone());
@@ -283,7 +733,7 @@ pub fn push_script_chunks(
     let holes: Vec<(std::ops::Range<usize>, &str)> =
         top.iter().filter(|&&i| defs[i].chunked).filter_map(|&i| body_hole(&defs[i], source)).collect();
     let skeleton = elide(source, module_span.range(), &holes);
-    let module_refs = uses.get(&None).cloned().unwrap_or_default();
+    let module_refs = &uses[0];
     let names_of = |kinds: &[DefKind]| -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for &i in top.iter().filter(|&&i| kinds.contains(&defs[i].kind)) {
@@ -305,9 +755,9 @@ pub fn push_script_chunks(
         .parent(module_parent)
         .span(module_span)
         .content(skeleton)
-        .docstring(file_doc(&matches, &defs, source))
+        .docstring(file_doc)
         .related_all(imports.modules.iter().cloned())
-        .references(module_refs.iter().cloned())
+        .references(module_refs.iter().map(|r| (*r).to_string()))
         .meta("language", language)
         .meta_opt("imports", Some(imports.listed.clone()))
         .meta_opt("exports", Some(exports))
@@ -319,7 +769,14 @@ pub fn push_script_chunks(
     }
     let module_id = chunks.push(module_chunk);
 
-    let mut ids: HashMap<usize, String> = HashMap::new();
+    let mut ids: Vec<Option<String>> = vec![None; defs.len()];
+    // Each definition's children, in order.
+    let mut children_of: Vec<Vec<usize>> = vec![Vec::new(); defs.len()];
+    for (c, def) in defs.iter().enumerate() {
+        if let Some(p) = def.parent {
+            children_of[p].push(c);
+        }
+    }
     for (i, def) in defs.iter().enumerate() {
         if !def.chunked {
             continue;
@@ -335,9 +792,9 @@ pub fn push_script_chunks(
             DefKind::Enum => "enum",
             DefKind::Namespace => "namespace",
         };
-        let refs = uses.get(&Some(i)).cloned().unwrap_or_default();
+        let refs = &uses[i + 1];
         let related: Vec<String> = refs.iter().filter_map(|r| resolve(r)).collect();
-        let parent_id = def.parent.and_then(|p| ids.get(&p).cloned()).or_else(|| parent.as_ref().map(|_| module_id.clone()));
+        let parent_id = def.parent.and_then(|p| ids[p].clone()).or_else(|| parent.as_ref().map(|_| module_id.clone()));
         let mut builder = ChunkBuilder::new(kind, def.name.clone())
             .id(format!("{kind}:{}", def.path))
             .qualified_name(join(module, &def.path))
@@ -345,7 +802,7 @@ pub fn push_script_chunks(
             .span(def.outer)
             .signature(signature(def, source))
             .docstring(def.docstring.clone())
-            .references(refs.iter().cloned())
+            .references(refs.iter().map(|r| (*r).to_string()))
             .related_all(related)
             .related_all(def.extends.iter().chain(&def.implements).filter_map(|b| resolve_dotted(b, &resolve)))
             .meta_opt("decorators", Some(def.decorators.clone()))
@@ -365,7 +822,7 @@ pub fn push_script_chunks(
             builder = builder.meta("async", true);
         }
         if def.kind == DefKind::Class {
-            let children: Vec<usize> = (0..defs.len()).filter(|&c| defs[c].parent == Some(i)).collect();
+            let children = &children_of[i];
             let holes: Vec<_> = children.iter().filter_map(|&c| body_hole(&defs[c], source)).collect();
             let methods: Vec<String> = children.iter().map(|&c| defs[c].name.clone()).collect::<BTreeSet<_>>().into_iter().collect();
             builder = builder
@@ -373,12 +830,12 @@ pub fn push_script_chunks(
                 .meta_opt("methods", Some(methods))
                 .meta_opt("fields", Some(def.fields.clone()));
         } else if def.kind == DefKind::Namespace {
-            let children: Vec<usize> = (0..defs.len()).filter(|&c| defs[c].parent == Some(i)).collect();
+            let children = &children_of[i];
             let holes: Vec<_> = children.iter().filter_map(|&c| Some((defs[c].outer.range(), "")).filter(|_| defs[c].chunked)).collect();
             builder = builder.content(elide(source, def.outer.range(), &holes));
         }
         let id = chunks.push(builder);
-        ids.insert(i, id);
+        ids[i] = Some(id);
     }
     Ok(())
 }
@@ -469,31 +926,32 @@ fn decorator_name(text: &str) -> String {
     text.split('(').next().unwrap_or(text).trim().to_string()
 }
 
-#[allow(clippy::too_many_lines)]
-fn collect_defs(matches: &MatchSet<'_>, source: &str, lines: &LineIndex) -> Vec<Def> {
-    let mut defs: Vec<Def> = Vec::new();
-    let mut exports: HashMap<u32, Span> = HashMap::new();
-    // Comments and decorators: leading trivia of definitions.
-    let mut trivia: Vec<(Span, bool)> = Vec::new();
-    let mut extends: Vec<(u32, String, bool)> = Vec::new();
-    let mut fields: Vec<(u32, u32, String)> = Vec::new();
-    let mut jsx_at: Vec<u32> = Vec::new();
-    for m in matches {
-        if let (Some(node), Some(name)) = (m.get("def"), m.get("name")) {
-            let kind = DefKind::of(node.kind);
-            // `exports.name = function` / `module.exports.name = () => ...`.
-            let commonjs = node.kind == "expression_statement";
-            let name_text = if m.get("exports").is_some() { name.text } else { name.text.trim_matches(['"', '\'']) };
-            defs.push(Def {
-                kind,
+#[allow(clippy::too_many_lines, clippy::too_many_arguments)]
+fn collect_defs(
+    found: Vec<Found<'_>>,
+    exports: &[Span],
+    mut trivia: Vec<(Span, bool)>,
+    extends: Vec<(u32, &str, bool)>,
+    fields: Vec<(u32, u32, &str)>,
+    mut jsx_at: Vec<u32>,
+    source: &str,
+    lines: &LineIndex,
+) -> Vec<Def> {
+    let mut defs: Vec<Def> = found
+        .into_iter()
+        .map(|f| {
+            // `exports.name` as written; other names without the quotes of a string name.
+            let name_text = if f.commonjs { f.name.text() } else { f.name.text().trim_matches(['"', '\'']) };
+            Def {
+                kind: f.kind,
                 name: name_text.to_string(),
-                node: Span::of(node),
-                outer: Span::of(node),
-                name_start: name.start_byte,
-                body: m.get("body").map(Span::of),
+                node: Span::of(f.node),
+                outer: Span::of(f.node),
+                name_start: f.name.start_byte(),
+                body: f.body.map(Span::of),
                 docstring: None,
                 decorators: Vec::new(),
-                exported: commonjs,
+                exported: f.commonjs,
                 default_export: false,
                 extends: Vec::new(),
                 implements: Vec::new(),
@@ -502,46 +960,35 @@ fn collect_defs(matches: &MatchSet<'_>, source: &str, lines: &LineIndex) -> Vec<
                 parent: None,
                 chunked: true,
                 path: String::new(),
-            });
-        } else if let Some(export) = m.get("export") {
-            exports.insert(export.start_byte, Span::of(export));
-        } else if let Some(c) = m.get("comment") {
-            trivia.push((Span::of(c), true));
-        } else if let Some(d) = m.get("decorator") {
-            trivia.push((Span::of(d), false));
-        } else if let Some(e) = m.get("extends") {
-            extends.push((e.start_byte, e.text.to_string(), false));
-        } else if let Some(e) = m.get("implements") {
-            extends.push((e.start_byte, e.text.to_string(), true));
-        } else if let (Some(owner), Some(field)) = (m.get("owner"), m.get("field")) {
-            fields.push((owner.start_byte, owner.end_byte, field.text.to_string()));
-        } else if let Some(j) = m.get("jsx") {
-            if j.text.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                jsx_at.push(j.start_byte);
             }
-        }
-    }
+        })
+        .collect();
     // A lexical declaration matched both as a function (its declarator's
     // value) and, through the export, once: keep one def per node.
     defs.sort_by_key(|d| (d.node.start_byte, std::cmp::Reverse(d.node.end_byte)));
     defs.dedup_by_key(|d| (d.node.start_byte, d.node.end_byte, d.name_start));
     trivia.sort_by_key(|(s, _)| s.start_byte);
 
-    let export_by_decl: HashMap<u32, Span> = exports
-        .values()
+    // (declaration start, export statement), by declaration start.
+    let mut export_by_decl: Vec<(u32, Span)> = exports
+        .iter()
         .filter_map(|e| {
             let inner = source.get(e.range()).unwrap_or_default();
-            // The declaration starts after `export`, `export default` and decorators.
-            defs.iter().find(|d| e.contains(&d.node) && d.node.start_byte > e.start_byte && {
+            // The declaration starts after `export`, `export default` and
+            // decorators: the first definition starting inside the statement.
+            let from = defs.partition_point(|d| d.node.start_byte <= e.start_byte);
+            defs[from..].iter().take_while(|d| d.node.start_byte < e.end_byte).find(|d| e.contains(&d.node) && {
                 let between = source.get(e.start_byte as usize..d.node.start_byte as usize).unwrap_or_default();
                 (between.trim_start().starts_with("export") || between.trim_start().starts_with('@'))
                     && !declares_inside(between)
             }).map(|d| (d.node.start_byte, *e)).filter(|_| !inner.is_empty())
         })
         .collect();
+    export_by_decl.sort_by_key(|(start, _)| *start);
 
     for def in &mut defs {
-        if let Some(export) = export_by_decl.get(&def.node.start_byte) {
+        let at = export_by_decl.partition_point(|(start, _)| *start <= def.node.start_byte);
+        if let Some((_, export)) = at.checked_sub(1).map(|i| &export_by_decl[i]).filter(|(start, _)| *start == def.node.start_byte) {
             def.outer = def.outer.join(*export);
             def.exported = true;
             let text = source.get(export.start_byte as usize..def.node.start_byte as usize).unwrap_or_default();
@@ -584,25 +1031,29 @@ fn collect_defs(matches: &MatchSet<'_>, source: &str, lines: &LineIndex) -> Vec<
         }
     }
 
-    // Heritage and fields belong to the innermost class whose header or body holds them.
+    // Heritage and fields belong to the innermost class whose header or body
+    // holds them: the last such definition in start order, so the nearest one
+    // starting before them.
     for (at, text, implements) in extends {
-        if let Some(def) = defs
+        let before = defs.partition_point(|d| d.node.start_byte <= at);
+        if let Some(def) = defs[..before]
             .iter_mut()
-            .filter(|d| matches!(d.kind, DefKind::Class | DefKind::Interface) && d.node.contains_byte(at) && d.body.is_none_or(|b| at < b.start_byte))
-            .last()
+            .rev()
+            .find(|d| matches!(d.kind, DefKind::Class | DefKind::Interface) && d.node.contains_byte(at) && d.body.is_none_or(|b| at < b.start_byte))
         {
-            let text = one_line(&text);
+            let text = one_line(text);
             if implements { def.implements.push(text) } else { def.extends.push(text) }
         }
     }
     for (start, end, name) in fields {
-        if let Some(def) = defs
+        let before = defs.partition_point(|d| d.node.start_byte <= start);
+        if let Some(def) = defs[..before]
             .iter_mut()
-            .filter(|d| d.kind == DefKind::Class && d.body.is_some_and(|b| b.start_byte <= start && end <= b.end_byte))
-            .last()
-            && !def.fields.contains(&name)
+            .rev()
+            .find(|d| d.kind == DefKind::Class && d.body.is_some_and(|b| b.start_byte <= start && end <= b.end_byte))
+            && !def.fields.iter().any(|f| f == name)
         {
-            def.fields.push(name);
+            def.fields.push(name.to_string());
         }
     }
 
@@ -655,25 +1106,19 @@ fn declares_inside(between: &str) -> bool {
 }
 
 /// A leading `/** ... */` of the file that documents no definition.
-fn file_doc(matches: &MatchSet<'_>, defs: &[Def], source: &str) -> Option<String> {
-    let first = matches.captures("comment").next()?;
-    if !source[..first.start_byte as usize].trim().is_empty() || defs.iter().any(|d| d.outer.start_byte <= first.start_byte) {
+fn file_doc(first: Option<NodeRef<'_>>, defs: &[Def], source: &str) -> Option<String> {
+    let first = first?;
+    if !source[..first.start_byte() as usize].trim().is_empty() || defs.iter().any(|d| d.outer.start_byte <= first.start_byte()) {
         return None;
     }
-    docblock(first.text)
+    docblock(first.text())
 }
 
-fn mark_exports(matches: &MatchSet<'_>, defs: &mut [Def]) {
-    let mut named: BTreeMap<String, bool> = BTreeMap::new();
-    for m in matches {
-        if let Some(n) = m.get("export.name") {
-            named.insert(n.text.to_string(), false);
-        } else if let Some(n) = m.get("export.default") {
-            named.insert(n.text.to_string(), true);
-        }
-    }
+/// `export { name }` and `export default name` mark top-level definitions.
+fn mark_exports(named_exports: &[(&str, bool)], defs: &mut [Def]) {
     for def in defs.iter_mut().filter(|d| d.parent.is_none()) {
-        if let Some(&default) = named.get(&def.name) {
+        // The last statement naming it decides whether the export is the default.
+        if let Some(&(_, default)) = named_exports.iter().rev().find(|(name, _)| *name == def.name) {
             def.exported = true;
             def.default_export |= default;
         }
@@ -682,7 +1127,7 @@ fn mark_exports(matches: &MatchSet<'_>, defs: &mut [Def]) {
 
 struct Imports {
     /// Local name -> resolved symbol.
-    bindings: HashMap<String, String>,
+    bindings: BTreeMap<String, String>,
     /// Import statements as `source` or `source.name`.
     listed: Vec<String>,
     /// Resolved modules imported (related symbols of the module chunk).
@@ -690,26 +1135,19 @@ struct Imports {
     at: Vec<Span>,
 }
 
-fn collect_imports(matches: &MatchSet<'_>, path: &str) -> Imports {
-    let mut imports = Imports { bindings: HashMap::new(), listed: Vec::new(), modules: BTreeSet::new(), at: Vec::new() };
+fn collect_imports(matches: Vec<ImportMatch<'_>>, path: &str) -> Imports {
+    let mut imports = Imports { bindings: BTreeMap::new(), listed: Vec::new(), modules: BTreeSet::new(), at: Vec::new() };
     for m in matches {
-        let source = if let Some(s) = m.text("import.source") {
-            s
-        } else if let Some(s) = m.text("reexport.source") {
-            s
-        } else {
-            continue;
-        };
-        let target = resolve_import(source, path);
-        if let Some(stmt) = m.get("import") {
-            imports.at.push(Span::of(stmt));
+        let target = resolve_import(m.source, path);
+        if let Some(stmt) = m.at {
+            imports.at.push(stmt);
         }
-        let entry = if let Some(local) = m.text("import.default").or_else(|| m.text("import.namespace")) {
+        let entry = if let Some(local) = m.local {
             imports.bindings.insert(local.to_string(), target.clone());
             target.clone()
-        } else if let Some(name) = m.text("import.name") {
+        } else if let Some(name) = m.name {
             let name = name.trim_matches(['"', '\'']);
-            let local = m.text("import.alias").unwrap_or(name);
+            let local = m.alias.unwrap_or(name);
             let symbol = if target.starts_with("file:") { target.clone() } else { join(&target, name) };
             imports.bindings.insert(local.to_string(), symbol.clone());
             symbol
@@ -724,35 +1162,20 @@ fn collect_imports(matches: &MatchSet<'_>, path: &str) -> Imports {
     imports
 }
 
-/// Identifiers each chunk uses (`None`: the module chunk).
-fn collect_uses(
-    matches: &MatchSet<'_>,
+/// Identifiers each chunk uses: index 0 the module chunk, `i + 1` definition `i`.
+fn collect_uses<'s>(
+    uses: Vec<(u32, &'s str, bool)>,
+    bindings: Vec<u32>,
     defs: &[Def],
     imports: &Imports,
-    top_names: &BTreeSet<String>,
-) -> HashMap<Option<usize>, BTreeSet<String>> {
-    let names: BTreeSet<u32> = defs.iter().map(|d| d.name_start).collect();
+    top_names: &BTreeSet<&str>,
+) -> Vec<BTreeSet<&'s str>> {
+    let mut names: Vec<u32> = defs.iter().map(|d| d.name_start).collect();
+    names.sort_unstable();
     let import_spans = SpanSet::new(imports.at.iter().copied());
     let chunked: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].chunked).collect();
-    let mut bindings: BTreeSet<u32> = BTreeSet::new();
-    let mut uses: Vec<(u32, &str, bool)> = Vec::new();
-    for m in matches {
-        for c in m.captures() {
-            match c.name {
-                "id" | "type" | "jsx" => uses.push((c.start_byte, c.text, false)),
-                "callee" => uses.push((c.start_byte, c.text, true)),
-                "binding" => {
-                    bindings.insert(c.start_byte);
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut per: HashMap<Option<usize>, BTreeSet<String>> = HashMap::new();
+    let mut per: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); defs.len() + 1];
     for (at, text, callee) in uses {
-        if names.contains(&at) || bindings.contains(&at) || import_spans.contains_byte(at) || BUILTINS.contains(&text) {
-            continue;
-        }
         let first = text.chars().next().unwrap_or('_');
         if !first.is_ascii_alphabetic() && first != '_' && first != '$' {
             continue;
@@ -765,6 +1188,9 @@ fn collect_uses(
         if !wanted || text.contains('.') {
             continue;
         }
+        if names.binary_search(&at).is_ok() || bindings.binary_search(&at).is_ok() || import_spans.contains_byte(at) || BUILTINS.contains(&text) {
+            continue;
+        }
         let pos = chunked.partition_point(|&i| defs[i].outer.start_byte <= at);
         let mut candidate = pos.checked_sub(1).map(|p| chunked[p]);
         let owner = loop {
@@ -774,7 +1200,7 @@ fn collect_uses(
                 None => break None,
             }
         };
-        per.entry(owner).or_default().insert(text.to_string());
+        per[owner.map_or(0, |i| i + 1)].insert(text);
     }
     per
 }
