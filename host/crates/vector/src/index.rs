@@ -25,9 +25,13 @@ pub const HNSW_MAX_CONNECTIONS: usize = 24;
 /// loaded cores (bench/README.md): to be tuned.
 pub const HNSW_EF_CONSTRUCTION: usize = 200;
 
-/// Candidate list while searching (at least `k`). 128 trades latency for
-/// recall; to be tuned against exact search at 100k points.
-pub const HNSW_EF_SEARCH: usize = 128;
+/// Candidate list while searching (at least `k`). Measured on 20,000
+/// clustered 384-d unit vectors (graph of M 24, 50 queries, recall@10
+/// against exact search, other builds running): queries near stored points
+/// reach 1.0 from 128 up; uniformly random directions, the worst case, reach
+/// 0.94 at 128, 0.98 at 192, 0.99 at 256 and 0.998 at 384, at about 5, 8,
+/// 13 and 20 ms p50. 192 is the smallest that keeps the worst case >= 0.95.
+pub const HNSW_EF_SEARCH: usize = 192;
 
 /// hnsw_rs layer cap (its own maximum is 16).
 pub const HNSW_MAX_LAYERS: usize = 16;
@@ -343,9 +347,21 @@ impl VectorIndex {
         let live_filter = |id: &usize| {
             *id < self.keys.len() && self.alive[*id] && allowed.is_none_or(|set| set.contains(&self.keys[*id]))
         };
-        let ef = HNSW_EF_SEARCH.max(k);
-        let mut hits: Vec<Hit> = graph
-            .search_filter(query, k, ef, Some(&live_filter))
+        // hnsw_rs gives up its early stop whenever a filter is passed (it
+        // keeps walking until no candidate is left: near a full scan at 100k
+        // points), so without a caller's filter the graph is searched
+        // unfiltered for enough neighbours to cover every dead point, and
+        // dead ones are dropped afterwards. Only when that leaves fewer than
+        // `k` is the filtered walk needed.
+        let unfiltered = allowed.is_none().then(|| {
+            let want = k.saturating_add(self.dead());
+            graph.search_filter(query, want, HNSW_EF_SEARCH.max(want), None)
+        });
+        let neighbours = match unfiltered {
+            Some(found) if found.iter().filter(|n| live_filter(&n.d_id)).count() >= k.min(self.live.len()) => found,
+            _ => graph.search_filter(query, k, HNSW_EF_SEARCH.max(k), Some(&live_filter)),
+        };
+        let mut hits: Vec<Hit> = neighbours
             .into_iter()
             .filter(|n| live_filter(&n.d_id))
             .map(|n| Hit { key: self.keys[n.d_id], score: dot(query, self.vector(n.d_id)) })
