@@ -117,9 +117,9 @@ impl ChunkBuilder {
 
     /// Several related symbols.
     pub fn related_all<I: IntoIterator<Item = S>, S: Into<String>>(mut self, symbols: I) -> Self {
-        for symbol in symbols {
-            self = self.related(symbol);
-        }
+        // Inserted in place: moving the builder through `related` per symbol
+        // copies the whole struct each time.
+        self.related.extend(symbols.into_iter().map(Into::into).filter(|s: &String| !s.is_empty()));
         self
     }
 
@@ -134,9 +134,7 @@ impl ChunkBuilder {
 
     /// Several identifiers.
     pub fn references<I: IntoIterator<Item = S>, S: Into<String>>(mut self, identifiers: I) -> Self {
-        for identifier in identifiers {
-            self = self.reference(identifier);
-        }
+        self.references.extend(identifiers.into_iter().map(Into::into).filter(|s: &String| !s.is_empty()));
         self
     }
 
@@ -217,11 +215,18 @@ impl<'s> ChunkSet<'s> {
     /// Adds a chunk and returns its id. A second chunk with the same id (a
     /// property getter and setter, a function redefined under `if`) gets
     /// `#2`, `#3`, ... appended, in document order of pushing.
-    pub fn push(&mut self, chunk: ChunkBuilder) -> String {
-        let base = chunk.id.clone().unwrap_or_else(|| chunk.default_id());
-        let count = self.seen.entry(base.clone()).or_insert(0);
-        *count += 1;
-        let id = if *count == 1 { base } else { format!("{base}#{count}") };
+    pub fn push(&mut self, mut chunk: ChunkBuilder) -> String {
+        let base = chunk.id.take().unwrap_or_else(|| chunk.default_id());
+        let id = match self.seen.get_mut(&base) {
+            Some(count) => {
+                *count += 1;
+                format!("{base}#{count}")
+            }
+            None => {
+                self.seen.insert(base.clone(), 1);
+                base
+            }
+        };
         self.chunks.push(chunk.build(id.clone(), self.source));
         id
     }
