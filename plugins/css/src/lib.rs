@@ -32,7 +32,7 @@ use code_intel_plugin_sdk::text::{elide, one_line, split_top_level};
 use code_intel_plugin_sdk::Tree;
 use code_intel_plugin_sdk::{
     ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, Plugin, PluginError,
-    PluginInfo, SourceFile, Span, export_plugin, parse,
+    PluginInfo, SourceFile, Span, comments_above, export_plugin, parse,
 };
 use serde_json::{Map, Value};
 
@@ -517,21 +517,11 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
     // Comments directly above a block: its docstring.
     comments.sort_by_key(|c| c.start_byte);
     for block in &mut blocks {
-        let mut start = block.node.start_byte;
-        let mut doc: Vec<String> = Vec::new();
-        let pos = comments.partition_point(|c| c.end_byte <= start);
-        for c in comments[..pos].iter().rev() {
-            let gap = &source[c.end_byte as usize..start as usize];
-            if !gap.trim().is_empty() || gap.matches('\n').count() != 1 {
-                break;
-            }
-            doc.push(comment_text(c.text(source)));
-            start = c.start_byte;
-        }
-        if !doc.is_empty() {
-            doc.reverse();
+        let run = comments_above(source, &comments, block.node.start_byte);
+        if let Some(first) = run.first() {
+            let doc: Vec<String> = run.iter().map(|c| comment_text(c.text(source))).collect();
             block.docstring = Some(doc.join("\n").trim().to_string()).filter(|d| !d.is_empty());
-            block.outer = lines.span(start, block.node.end_byte);
+            block.outer = lines.span(first.start_byte, block.node.end_byte);
         }
     }
 

@@ -31,7 +31,7 @@ use std::collections::BTreeSet;
 use code_intel_plugin_sdk::text::{elide, one_line};
 use code_intel_plugin_sdk::{
     ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, Plugin, PluginError,
-    PluginInfo, SourceFile, Span, export_plugin, parse,
+    PluginInfo, SourceFile, Span, comments_above, export_plugin, parse,
 };
 
 /// The plugin type exported to the host.
@@ -474,21 +474,11 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
     // Doc comments: consecutive comment lines ending on the line above.
     comments.sort_by_key(|c| c.start_byte);
     for def in &mut defs {
-        let mut start = def.outer.start_byte;
-        let mut doc: Vec<String> = Vec::new();
-        let pos = comments.partition_point(|c| c.end_byte <= start);
-        for c in comments[..pos].iter().rev() {
-            let gap = &source[c.end_byte as usize..start as usize];
-            if !gap.trim().is_empty() || gap.matches('\n').count() != 1 {
-                break;
-            }
-            doc.push(comment_text(c.text(source)));
-            start = c.start_byte;
-        }
-        if !doc.is_empty() {
-            doc.reverse();
+        let run = comments_above(source, &comments, def.outer.start_byte);
+        if let Some(first) = run.first() {
+            let doc: Vec<String> = run.iter().map(|c| comment_text(c.text(source))).collect();
             def.docstring = Some(doc.join("\n").trim().to_string()).filter(|d| !d.is_empty());
-            def.outer = def.outer.join(lines.span(start, def.outer.end_byte));
+            def.outer = def.outer.join(lines.span(first.start_byte, def.outer.end_byte));
         }
     }
     defs.sort_by_key(|d| (d.outer.start_byte, std::cmp::Reverse(d.outer.end_byte)));

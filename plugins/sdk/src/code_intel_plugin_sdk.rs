@@ -70,7 +70,7 @@ pub use bindings::code_intel::plugin::types::{Chunk, ChunkOutcome, PluginError, 
 /// The trait a plugin implements: `info()` and `chunk(file)`.
 pub use bindings::Guest as Plugin;
 pub use builder::{ChunkBuilder, ChunkSet, PART_KIND, fit_window};
-pub use span::{LineIndex, Span, SpanSet};
+pub use span::{LineIndex, Span, SpanSet, comments_above};
 pub use syntax::{FieldId, KindId, Match, MatchSet, Matches, Node, NodeRef, NodeTable, Tree, languages, parse};
 
 /// Exports a type implementing [`Plugin`] as the component's `info` and

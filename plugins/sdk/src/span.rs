@@ -78,6 +78,39 @@ impl From<&Node<'_>> for Span {
     }
 }
 
+/// The comments that document whatever starts at byte `start`: the run of
+/// `comments` (sorted by start) directly above it, each separated from the
+/// next, and the last from `start`, by whitespace holding exactly one line
+/// break. Returned top to bottom; empty when the line above `start` is not a
+/// comment. The first one's start is where a chunk that includes its doc
+/// comment begins.
+///
+/// ```
+/// use code_intel_plugin_sdk::{comments_above, Span};
+/// let source = "// a\n\n// b\n// c\nfn f() {}\n";
+/// let at = |s: &str| source.find(s).unwrap() as u32;
+/// let comment = |s: &str| Span { start_byte: at(s), end_byte: at(s) + 4, ..Span::default() };
+/// let comments = [comment("// a"), comment("// b"), comment("// c")];
+/// let run = comments_above(source, &comments, at("fn f"));
+/// assert_eq!(run.iter().map(|c| c.text(source)).collect::<Vec<_>>(), ["// b", "// c"]);
+/// ```
+#[must_use]
+pub fn comments_above<'c>(source: &str, comments: &'c [Span], start: u32) -> &'c [Span] {
+    let end = comments.partition_point(|c| c.end_byte <= start);
+    let mut first = end;
+    let mut next_start = start;
+    while first > 0 {
+        let c = &comments[first - 1];
+        let gap = source.get(c.end_byte as usize..next_start as usize).unwrap_or("x");
+        if !gap.trim().is_empty() || gap.matches('\n').count() != 1 {
+            break;
+        }
+        first -= 1;
+        next_start = c.start_byte;
+    }
+    &comments[first..end]
+}
+
 /// Maps byte offsets to 1-based line numbers, for spans a plugin computes
 /// itself (parts of an oversized chunk, ranges found by text scanning).
 ///
