@@ -207,21 +207,7 @@ fn file_symbol(target: &str, from_path: &str) -> Option<String> {
     if target.contains("://") || target.starts_with("//") || !(target.ends_with(".css") || target.ends_with(".scss")) {
         return None;
     }
-    let mut parts: Vec<&str> = if target.starts_with('/') {
-        Vec::new()
-    } else {
-        from_path.rsplit_once('/').map_or_else(Vec::new, |(dir, _)| dir.split('/').collect())
-    };
-    for part in target.trim_start_matches('/').split('/') {
-        match part {
-            "." | "" => {}
-            ".." => {
-                parts.pop()?;
-            }
-            p => parts.push(p),
-        }
-    }
-    Some(format!("file:{}", parts.join("/")))
+    code_intel_plugin_sdk::text::resolve_path(from_path, target).map(|path| format!("file:{path}"))
 }
 
 fn push_unique(list: &mut Vec<String>, item: &str) {

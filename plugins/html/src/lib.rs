@@ -191,21 +191,7 @@ fn file_symbol(target: &str, from_path: &str) -> Option<String> {
         return None;
     }
     let target = target.split(['?', '#']).next().unwrap_or(target);
-    let mut parts: Vec<&str> = if target.starts_with('/') {
-        Vec::new()
-    } else {
-        from_path.rsplit_once('/').map_or_else(Vec::new, |(dir, _)| dir.split('/').collect())
-    };
-    for part in target.trim_start_matches('/').split('/') {
-        match part {
-            "." | "" => {}
-            ".." => {
-                parts.pop()?;
-            }
-            p => parts.push(p),
-        }
-    }
-    Some(format!("file:{}", parts.join("/")))
+    code_intel_plugin_sdk::text::resolve_path(from_path, target).map(|path| format!("file:{path}"))
 }
 
 #[allow(clippy::too_many_lines)]

@@ -214,3 +214,34 @@ pub fn unquote(literal: &str) -> Option<&str> {
     let literal = literal.trim();
     ['\'', '"'].iter().find_map(|&q| literal.strip_prefix(q).and_then(|l| l.strip_suffix(q)))
 }
+
+/// Resolves `target`, a path written in the repository file `from_file`
+/// (`../css/app.css`, `./logo.svg`, `/assets/site.js`), to a
+/// repository-relative path: relative to the file's folder, or to the
+/// repository root when it starts with `/`. `None` when `..` climbs above
+/// the root.
+///
+/// ```
+/// use code_intel_plugin_sdk::text::resolve_path;
+/// assert_eq!(resolve_path("public/index.html", "../css/app.css").as_deref(), Some("css/app.css"));
+/// assert_eq!(resolve_path("public/index.html", "/js/site.js").as_deref(), Some("js/site.js"));
+/// assert_eq!(resolve_path("index.html", "../up.css"), None);
+/// ```
+#[must_use]
+pub fn resolve_path(from_file: &str, target: &str) -> Option<String> {
+    let mut parts: Vec<&str> = if target.starts_with('/') {
+        Vec::new()
+    } else {
+        from_file.rsplit_once('/').map_or_else(Vec::new, |(dir, _)| dir.split('/').collect())
+    };
+    for part in target.trim_start_matches('/').split('/') {
+        match part {
+            "." | "" => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
