@@ -26,9 +26,9 @@
 //! Parsing is the host's (`syntax` import): the strategy asks for the tree's
 //! named nodes once ([`Tree::nodes`], all kinds, so that every node's parent
 //! is its syntax parent), sorts out the nodes it needs in one pass over that
-//! table (`Scan`, comparing kind and field ids looked up once per file, each
-//! rule naming the query pattern it replaces), then post-processes what it
-//! found; it must not bundle a parser.
+//! table (`Scan`: one lookup of each node's role by kind, then kind and field
+//! ids looked up once per file, each rule naming the query pattern it
+//! replaces), then post-processes what it found; it must not bundle a parser.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -270,6 +270,81 @@ impl Kinds {
     }
 }
 
+/// What the scan does with a node of a kind: one lookup per node in a
+/// table indexed by kind ([`KindId::index`]) instead of comparing ids.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Other,
+    Identifier,
+    PropertyIdentifier,
+    TypeIdentifier,
+    Comment,
+    Decorator,
+    VariableDeclarator,
+    Import,
+    Export,
+    ExportSpecifier,
+    JsxElement,
+    ClassHeritage,
+    ExtendsTypeClause,
+    /// A kind some definition pattern starts at.
+    Definition,
+}
+
+/// The role of every kind of the table, for `g`.
+fn roles(nodes: &NodeTable<'_>, k: &Kinds, g: Grammar) -> Vec<Role> {
+    let mut roles = vec![Role::Other; nodes.kind_count()];
+    let mut set = |kind: Option<KindId>, role: Role| {
+        if let Some(slot) = kind.and_then(|kind| roles.get_mut(kind.index())) {
+            *slot = role;
+        }
+    };
+    let definitions = [
+        k.function_declaration,
+        k.generator_function_declaration,
+        k.lexical_declaration,
+        k.variable_declaration,
+        k.expression_statement,
+        k.class_declaration,
+        k.method_definition,
+    ];
+    for kind in definitions {
+        set(kind, Role::Definition);
+    }
+    if g.ts {
+        let definitions = [
+            k.abstract_class_declaration,
+            k.public_field_definition,
+            k.interface_declaration,
+            k.type_alias_declaration,
+            k.enum_declaration,
+            k.internal_module,
+            k.function_signature,
+        ];
+        for kind in definitions {
+            set(kind, Role::Definition);
+        }
+        set(k.type_identifier, Role::TypeIdentifier);
+        set(k.extends_type_clause, Role::ExtendsTypeClause);
+    } else {
+        set(k.field_definition, Role::Definition);
+    }
+    if g.jsx {
+        set(k.jsx_opening_element, Role::JsxElement);
+        set(k.jsx_self_closing_element, Role::JsxElement);
+    }
+    set(k.identifier, Role::Identifier);
+    set(k.property_identifier, Role::PropertyIdentifier);
+    set(k.comment, Role::Comment);
+    set(k.decorator, Role::Decorator);
+    set(k.variable_declarator, Role::VariableDeclarator);
+    set(k.import_statement, Role::Import);
+    set(k.export_statement, Role::Export);
+    set(k.export_specifier, Role::ExportSpecifier);
+    set(k.class_heritage, Role::ClassHeritage);
+    roles
+}
+
 /// Which grammar the patterns are for.
 #[derive(Clone, Copy)]
 struct Grammar {
@@ -352,108 +427,113 @@ impl<'s> Scan<'s> {
             uses: Vec::new(),
             bindings: Vec::new(),
         };
+        let roles = roles(nodes, k, g);
         for node in nodes.iter() {
-            let kind = Some(node.kind_id());
-            if kind == k.identifier {
-                let parent = node.parent();
-                let parent_is = |p: Option<KindId>| parent.is_some_and(|n| n.is(p));
-                let field = node.field_id();
-                let has = |f: Option<FieldId>| f.is_some() && field == f;
-                // `(call_expression function: (identifier) @callee)`
-                let callee = has(k.function) && parent_is(k.call_expression);
-                // `(new_expression constructor: (identifier) @id)`, `((identifier) @id (#match? @id "^[A-Z]"))`,
-                // `(member_expression object: (identifier) @id)`, `(arguments (identifier) @id)`
-                let text = node.text();
-                let id = (has(k.constructor) && parent_is(k.new_expression))
-                    || text.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
-                    || (has(k.object) && parent_is(k.member_expression))
-                    || parent_is(k.arguments);
-                if callee || id {
-                    scan.uses.push((node.start_byte(), text, callee));
+            match roles.get(node.kind_id().index()).copied().unwrap_or(Role::Other) {
+                Role::Other => {}
+                Role::Identifier => {
+                    let parent = node.parent();
+                    let parent_is = |p: Option<KindId>| parent.is_some_and(|n| n.is(p));
+                    let field = node.field_id();
+                    let has = |f: Option<FieldId>| f.is_some() && field == f;
+                    // `(call_expression function: (identifier) @callee)`
+                    let callee = has(k.function) && parent_is(k.call_expression);
+                    // `(new_expression constructor: (identifier) @id)`, `((identifier) @id (#match? @id "^[A-Z]"))`,
+                    // `(member_expression object: (identifier) @id)`, `(arguments (identifier) @id)`
+                    let text = node.text();
+                    let id = (has(k.constructor) && parent_is(k.new_expression))
+                        || text.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+                        || (has(k.object) && parent_is(k.member_expression))
+                        || parent_is(k.arguments);
+                    if callee || id {
+                        scan.uses.push((node.start_byte(), text, callee));
+                    }
+                    // `(variable_declarator name: (identifier) @binding)`
+                    if has(k.name) && parent_is(k.variable_declarator) {
+                        scan.bindings.push(node.start_byte());
+                    }
                 }
-                // `(variable_declarator name: (identifier) @binding)`
-                if has(k.name) && parent_is(k.variable_declarator) {
-                    scan.bindings.push(node.start_byte());
+                Role::PropertyIdentifier => {
+                    // `(call_expression function: (member_expression property: (property_identifier) @callee))`
+                    if k.fills(node, k.property, k.member_expression)
+                        && node.parent().is_some_and(|m| k.fills(m, k.function, k.call_expression))
+                    {
+                        scan.uses.push((node.start_byte(), node.text(), true));
+                    }
                 }
-            } else if kind == k.property_identifier {
-                // `(call_expression function: (member_expression property: (property_identifier) @callee))`
-                if k.fills(node, k.property, k.member_expression)
-                    && node.parent().is_some_and(|m| k.fills(m, k.function, k.call_expression))
-                {
-                    scan.uses.push((node.start_byte(), node.text(), true));
-                }
-            } else if kind == k.type_identifier {
                 // `(type_identifier) @type`
-                if g.ts {
-                    scan.uses.push((node.start_byte(), node.text(), false));
-                }
-            } else if kind == k.comment {
-                scan.trivia.push((Span::of(node), true));
-                if scan.first_comment.is_none() {
-                    scan.first_comment = Some(node);
-                }
-            } else if kind == k.decorator {
-                scan.trivia.push((Span::of(node), false));
-            } else if kind == k.variable_declarator {
-                scan.require(node, k);
-            } else if kind == k.import_statement {
-                scan.import(node, k);
-            } else if kind == k.export_statement {
-                scan.exports.push(Span::of(node));
-                // `(export_statement value: (identifier) @export.default)`
-                for value in k.children(node, k.value).filter(|v| v.is(k.identifier)) {
-                    scan.named_exports.push((value.text(), true));
-                }
-                // `(export_statement source: (string (string_fragment) @reexport.source))`
-                for source in k.children(node, k.source) {
-                    for fragment in k.fragments(Some(source)) {
-                        scan.imports.push(ImportMatch { at: None, source: fragment.text(), local: None, name: None, alias: None });
+                Role::TypeIdentifier => scan.uses.push((node.start_byte(), node.text(), false)),
+                Role::Comment => {
+                    scan.trivia.push((Span::of(node), true));
+                    if scan.first_comment.is_none() {
+                        scan.first_comment = Some(node);
                     }
                 }
-            } else if kind == k.export_specifier {
-                // `(export_specifier name: (_) @export.name)`
-                for name in k.children(node, k.name).filter(|n| k.wild(*n)) {
-                    scan.named_exports.push((name.text(), false));
-                }
-            } else if g.jsx && (kind == k.jsx_opening_element || kind == k.jsx_self_closing_element) {
-                // `(jsx_opening_element name: (_) @jsx)`, `(jsx_self_closing_element name: (_) @jsx)`
-                for name in k.children(node, k.name).filter(|n| k.wild(*n)) {
-                    let text = name.text();
-                    scan.uses.push((name.start_byte(), text, false));
-                    if text.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                        scan.jsx_at.push(name.start_byte());
+                Role::Decorator => scan.trivia.push((Span::of(node), false)),
+                Role::VariableDeclarator => scan.require(node, k),
+                Role::Import => scan.import(node, k),
+                Role::Export => {
+                    scan.exports.push(Span::of(node));
+                    // `(export_statement value: (identifier) @export.default)`
+                    for value in k.children(node, k.value).filter(|v| v.is(k.identifier)) {
+                        scan.named_exports.push((value.text(), true));
                     }
-                }
-            } else if kind == k.class_heritage {
-                if g.ts {
-                    for clause in node.children() {
-                        if clause.is(k.extends_clause) {
-                            // `(class_heritage (extends_clause value: (_) @extends))`
-                            for value in k.children(clause, k.value).filter(|v| k.wild(*v)) {
-                                scan.extends.push((value.start_byte(), value.text(), false));
-                            }
-                        } else if clause.is(k.implements_clause) {
-                            // `(class_heritage (implements_clause (_) @implements))`
-                            for ty in clause.children().filter(|t| k.wild(*t)) {
-                                scan.extends.push((ty.start_byte(), ty.text(), true));
-                            }
+                    // `(export_statement source: (string (string_fragment) @reexport.source))`
+                    for source in k.children(node, k.source) {
+                        for fragment in k.fragments(Some(source)) {
+                            scan.imports.push(ImportMatch { at: None, source: fragment.text(), local: None, name: None, alias: None });
                         }
                     }
-                } else {
-                    // `(class_heritage (_) @extends)`
-                    for base in node.children().filter(|b| k.wild(*b)) {
-                        scan.extends.push((base.start_byte(), base.text(), false));
+                }
+                Role::ExportSpecifier => {
+                    // `(export_specifier name: (_) @export.name)`
+                    for name in k.children(node, k.name).filter(|n| k.wild(*n)) {
+                        scan.named_exports.push((name.text(), false));
                     }
                 }
-            } else if kind == k.extends_type_clause {
+                Role::JsxElement => {
+                    // `(jsx_opening_element name: (_) @jsx)`, `(jsx_self_closing_element name: (_) @jsx)`
+                    for name in k.children(node, k.name).filter(|n| k.wild(*n)) {
+                        let text = name.text();
+                        scan.uses.push((name.start_byte(), text, false));
+                        if text.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                            scan.jsx_at.push(name.start_byte());
+                        }
+                    }
+                }
+                Role::ClassHeritage => {
+                    if g.ts {
+                        for clause in node.children() {
+                            if clause.is(k.extends_clause) {
+                                // `(class_heritage (extends_clause value: (_) @extends))`
+                                for value in k.children(clause, k.value).filter(|v| k.wild(*v)) {
+                                    scan.extends.push((value.start_byte(), value.text(), false));
+                                }
+                            } else if clause.is(k.implements_clause) {
+                                // `(class_heritage (implements_clause (_) @implements))`
+                                for ty in clause.children().filter(|t| k.wild(*t)) {
+                                    scan.extends.push((ty.start_byte(), ty.text(), true));
+                                }
+                            }
+                        }
+                    } else {
+                        // `(class_heritage (_) @extends)`
+                        for base in node.children().filter(|b| k.wild(*b)) {
+                            scan.extends.push((base.start_byte(), base.text(), false));
+                        }
+                    }
+                }
                 // `(extends_type_clause (_) @extends)`
-                if g.ts {
+                Role::ExtendsTypeClause => {
                     for base in node.children().filter(|b| k.wild(*b)) {
                         scan.extends.push((base.start_byte(), base.text(), false));
                     }
                 }
-            } else if let Some(found) = scan.definition(node, k, g) {
-                scan.defs.push(found);
+                Role::Definition => {
+                    if let Some(found) = scan.definition(node, k, g) {
+                        scan.defs.push(found);
+                    }
+                }
             }
         }
         scan

@@ -10,10 +10,11 @@
 //!   language prints the ratio measured file by file (native parse, then the
 //!   plugin, alternating), which load from other processes skews far less.
 //!   Measured: python 0.47-0.48 and php 0.47-0.51 (0.42 and 0.47 before
-//!   those plugins used `query-spans`), javascript 0.47-0.48, typescript
-//!   0.47-0.49, go 0.56 and java 0.54-0.56 on the node table (0.44-0.46 and
+//!   those plugins used `query-spans`), javascript 0.60-0.61 and
+//!   typescript 0.61-0.64 on the node table (0.47-0.48 and 0.47-0.49 with
+//!   one query), go 0.56 and java 0.54-0.56 on the node table (0.44-0.46 and
 //!   0.43-0.53 with one query), css 0.51 and html 0.56 on the node table (0.35-0.37
-//!   and 0.27-0.28 with one query), vue 0.43-0.48. A single query walk costs about 0.4x the parse, so
+//!   and 0.27-0.28 with one query), vue 0.54-0.55 on the node table (0.43-0.48 with one query). A single query walk costs about 0.4x the parse, so
 //!   the goal is out of reach while a plugin parses and queries once per
 //!   file (docs/plugin-host.md, "Parsing and queries").
 //! - `load/*`: what `code-intel plugin list` does (load every plugin in
