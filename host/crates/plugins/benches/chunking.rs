@@ -9,14 +9,13 @@
 //!   native. Both run on one thread. Before the criterion groups, each
 //!   language prints the ratio measured file by file (native parse, then the
 //!   plugin, alternating), which load from other processes skews far less.
-//!   Measured: python 0.47-0.48 and php 0.47-0.51 (0.42 and 0.47 before
-//!   those plugins used `query-spans`), javascript 0.60-0.61 and
-//!   typescript 0.61-0.64 on the node table (0.47-0.48 and 0.47-0.49 with
-//!   one query), go 0.56 and java 0.54-0.56 on the node table (0.44-0.46 and
-//!   0.43-0.53 with one query), css 0.51 and html 0.56 on the node table (0.35-0.37
-//!   and 0.27-0.28 with one query), vue 0.54-0.55 on the node table (0.43-0.48 with one query). A single query walk costs about 0.4x the parse, so
-//!   the goal is out of reach while a plugin parses and queries once per
-//!   file (docs/plugin-host.md, "Parsing and queries").
+//!   Measured on a quiet machine (load below 1), every plugin on the node
+//!   table (`tree.nodes`): python 0.60, php 0.63, javascript 0.60,
+//!   typescript 0.61, go 0.57, java 0.55, css 0.49, html 0.60, vue 0.54.
+//!   With one query per file they measured 0.42-0.51 (html 0.27, css 0.37):
+//!   a query walk costs 0.4-0.6x the parse, the node table's walk about
+//!   0.2x; most of what is left is the plugins building their chunks
+//!   (docs/plugin-host.md, "Parsing, queries and the node table").
 //! - `load/*`: what `code-intel plugin list` does (load every plugin in
 //!   `<target>/release/plugins`) with a warm cache and with a cold one.
 //!   Goal: warm < 50 ms.
