@@ -76,7 +76,7 @@ def main() -> None:
     ap.add_argument("--model", default=os.environ.get("CODE_INTEL_MODEL_DIR"))
     ap.add_argument("--repo", default=str(ROOT))
     ap.add_argument("--file", default="host/crates/vector/src/index.rs")
-    ap.add_argument("--line-contains", default="let ef = HNSW_EF_SEARCH.max(k);")
+    ap.add_argument("--line-contains", default="let want = k.saturating_add(self.dead());")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--keep")
     args = ap.parse_args()
@@ -90,6 +90,9 @@ def main() -> None:
     work.mkdir(parents=True)
     try:
         files = copy_tracked(Path(args.repo), work)
+        # Checked before the (minutes-long) cold index.
+        if args.line_contains not in (work / args.file).read_text():
+            sys.exit(f"{args.file} has no line containing {args.line_contains!r}; pass --file and --line-contains")
         load = os.getloadavg()
         print(f"repository copy: {files} files; load average {load[0]:.2f} on {os.cpu_count()} cores")
 
