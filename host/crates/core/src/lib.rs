@@ -8,5 +8,6 @@
 pub mod chunk;
 pub mod config;
 pub mod paths;
+pub mod similarity;
 
 pub use chunk::{Chunk, ChunkFailure, ChunkedFile, Chunker, FailureKind, line_chunks};

@@ -75,28 +75,8 @@ pub const REQUEST_ANCHORS: &[&str] = &[
     "compute the greatest common divisor",
 ];
 
-/// Maps a raw cosine similarity onto a scale that means the same with every
-/// model: how far it rises from `baseline` (the query's median similarity to
-/// unrelated anchors) towards 1, `(raw - baseline) / (1 - baseline)`,
-/// clamped to `[0, 1]`. Raw cosine is model-specific: a question and
-/// unrelated code score about 0.05 with all-MiniLM-L6-v2 but about 0.75 with
-/// multilingual-e5-small, so fixed raw thresholds would call everything
-/// confident with one model and (tuned for that one) nothing with another.
-#[must_use]
-pub fn calibrate(raw: f32, baseline: f32) -> f32 {
-    let span = (1.0 - baseline).max(f32::EPSILON);
-    ((raw - baseline) / span).clamp(0.0, 1.0)
-}
-
-/// The median of `values` (0 for none).
-fn median(mut values: Vec<f32>) -> f32 {
-    values.sort_by(f32::total_cmp);
-    match values.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => values[n / 2],
-        n => f32::midpoint(values[n / 2 - 1], values[n / 2]),
-    }
-}
+pub use code_intel_core::similarity::calibrate;
+use code_intel_core::similarity::median;
 
 /// The anchors embedded with one model, computed once per process.
 struct AnchorVectors {
@@ -443,7 +423,7 @@ impl VectorSearch {
     /// Inference failure while embedding the anchors (once per model).
     pub fn baselines(&self, encoder: &Encoder, query: &[f32]) -> Result<Baselines, SearchError> {
         let anchors = self.anchor_vectors(encoder)?;
-        let of = |vectors: &[Vec<f32>]| median(vectors.iter().map(|v| code_intel_vector::dot(query, v)).collect());
+        let of = |vectors: &[Vec<f32>]| median(&vectors.iter().map(|v| code_intel_vector::dot(query, v)).collect::<Vec<_>>());
         Ok(Baselines { forest: of(&anchors.passages), map: of(&anchors.requests) })
     }
 
@@ -595,9 +575,9 @@ mod tests {
     #[test]
     fn calibration_reads_the_same_across_models() {
         // all-MiniLM-L6-v2-like: unrelated code ~0.05, the right chunk 0.6.
-        let minilm = median(vec![0.02, 0.08, 0.05, 0.30, 0.04]);
+        let minilm = median(&[0.02, 0.08, 0.05, 0.30, 0.04]);
         // multilingual-e5-small-like: unrelated code ~0.76, the right chunk 0.90.
-        let e5 = median(vec![0.75, 0.77, 0.76, 0.86, 0.74]);
+        let e5 = median(&[0.75, 0.77, 0.76, 0.86, 0.74]);
         assert!((minilm - 0.05).abs() < 1e-6 && (e5 - 0.76).abs() < 1e-6, "one related anchor leaves the median alone");
         let (right_minilm, right_e5) = (calibrate(0.6, minilm), calibrate(0.9, e5));
         assert!(right_minilm >= VECTOR_CONFIDENCE_FLOOR && right_e5 >= VECTOR_CONFIDENCE_FLOOR, "{right_minilm} {right_e5}");
@@ -607,7 +587,7 @@ mod tests {
         assert_eq!(calibrate(0.2, 0.5), 0.0);
         assert_eq!(calibrate(1.0, 0.5), 1.0);
         assert_eq!(calibrate(1.0, 1.0), 0.0, "no better than unrelated code");
-        assert_eq!(median(Vec::new()), 0.0);
-        assert!((median(vec![0.1, 0.3]) - 0.2).abs() < 1e-6);
+        assert_eq!(median(&[]), 0.0);
+        assert!((median(&[0.1, 0.3]) - 0.2).abs() < 1e-6);
     }
 }

@@ -208,15 +208,8 @@ pub const CALIBRATION_ANCHORS: &[&str] = &[
 /// clamped to `[0, 1]`. A candidate no closer than unrelated code scores 0.
 #[must_use]
 pub fn calibrate(raw: &[f32], anchor_raw: &[f32]) -> Vec<f32> {
-    let mut anchors = anchor_raw.to_vec();
-    anchors.sort_by(f32::total_cmp);
-    let baseline = match anchors.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => anchors[n / 2],
-        n => f32::midpoint(anchors[n / 2 - 1], anchors[n / 2]),
-    };
-    let span = (1.0 - baseline).max(f32::EPSILON);
-    raw.iter().map(|r| ((r - baseline) / span).clamp(0.0, 1.0)).collect()
+    let baseline = code_intel_core::similarity::median(anchor_raw);
+    raw.iter().map(|&r| code_intel_core::similarity::calibrate(r, baseline)).collect()
 }
 
 /// The relevance the tiers judge when a model is available: the better of
