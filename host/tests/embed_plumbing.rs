@@ -155,12 +155,19 @@ fn pipeline_embeds_only_new_content_and_resumes() {
     let report = embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
     assert_eq!(report.embedded_chunks, 4);
     assert!(report.coverage.complete());
-    assert_eq!(embed_pending(&mut store, &encoder, &|_| {}, None).unwrap().embedded_chunks, 0, "nothing new");
+    assert_eq!(report.cached_chunks, 0);
+    // The complete pass is remembered: the next one has nothing to look for.
+    let model_id = store.embedding_model(&encoder.info().key.name, &encoder.info().key.revision).unwrap().unwrap().id;
+    assert_eq!(store.embedded_through(model_id).unwrap(), Some(report.coverage));
+    let again = embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
+    assert_eq!((again.embedded_chunks, again.cached_chunks), (0, 4), "nothing new");
 
     // A one-line change: only that chunk's content is new.
     add_file(&mut store, "app/a.py", app_chunks("def compute_total(order): return order.total + tax"));
+    assert_eq!(store.embedded_through(model_id).unwrap(), None, "a change voids the record");
     let report = embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
     assert_eq!(report.embedded_chunks, 1);
+    assert_eq!(report.cached_chunks, 3);
     assert_eq!(report.pruned, 1, "the old content's vector is dropped");
 
     // A rename: same contents under a new path, nothing to embed.

@@ -154,8 +154,8 @@ enum Embedding {
     Skipped,
     /// No model: the resolver's (or loader's) reason.
     Unavailable(String),
-    /// The run, and how many chunks already had a vector before it.
-    Done { report: EmbedReport, cached_before: u64 },
+    /// The run.
+    Done { report: EmbedReport },
 }
 
 impl Embedding {
@@ -165,11 +165,10 @@ impl Embedding {
             Self::Unavailable(reason) => {
                 serde_json::json!({ "status": format!("unavailable: {reason}"), "hint": install_hint() })
             }
-            Self::Done { report, cached_before } => {
+            Self::Done { report } => {
                 let mut value = serde_json::to_value(report).unwrap_or_default();
                 if let Some(obj) = value.as_object_mut() {
                     obj.insert("status".to_string(), "ready".into());
-                    obj.insert("cached_chunks".to_string(), (*cached_before).into());
                 }
                 value
             }
@@ -182,12 +181,13 @@ impl Embedding {
             Self::Unavailable(reason) => {
                 format!("  semantic search unavailable: {reason}\n    {}\n", install_hint())
             }
-            Self::Done { report: r, cached_before } => {
+            Self::Done { report: r } => {
                 let c = &r.coverage;
                 let mut line = format!(
-                    "  embeddings ({}): {} chunks embedded, {cached_before} already cached; {}/{} chunks have vectors ({:.0}%) in {:.2} s",
+                    "  embeddings ({}): {} chunks embedded, {} already cached; {}/{} chunks have vectors ({:.0}%) in {:.2} s",
                     r.model,
-                    c.embedded_chunks.saturating_sub(*cached_before),
+                    c.embedded_chunks.saturating_sub(r.cached_chunks),
+                    r.cached_chunks,
                     c.embedded_chunks,
                     c.total_chunks,
                     c.percent(),
@@ -218,9 +218,6 @@ fn embed(root: &Path, store: &mut Store, model: ModelHandle) -> Result<Embedding
             other => format!("the model is still {}", other.status()),
         }));
     };
-    let key = &encoder.info().key;
-    let before = store.embedding_model(&key.name, &key.revision).map_err(|e| e.to_string())?;
-    let cached_before = store.embedding_coverage(before.map(|m| m.id)).map_err(|e| e.to_string())?.embedded_chunks;
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{spinner} embedding {bar:30} {pos}/{len} chunks ({per_sec}, eta {eta})")
@@ -236,13 +233,17 @@ fn embed(root: &Path, store: &mut Store, model: ModelHandle) -> Result<Embedding
     let report = embed_pending(store, &encoder, &progress, None);
     bar.finish_and_clear();
     let report = report.map_err(|e| format!("embedding failed: {e}"))?;
-    let finishing = ProgressBar::new_spinner();
-    finishing.enable_steady_tick(Duration::from_millis(120));
-    finishing.set_message("updating the vector index");
-    let synced = vectors.sync(store);
-    finishing.finish_and_clear();
-    synced.map_err(|e| format!("cannot update the vector index: {e}"))?;
-    Ok(Embedding::Done { report, cached_before })
+    // Only a graph index has a snapshot to bring up to date; below the
+    // exact-search size a search scans the vectors straight from the store.
+    if vectors.needs_graph(report.coverage.embedded_chunks) {
+        let finishing = ProgressBar::new_spinner();
+        finishing.enable_steady_tick(Duration::from_millis(120));
+        finishing.set_message("updating the vector index");
+        let synced = vectors.sync(store);
+        finishing.finish_and_clear();
+        synced.map_err(|e| format!("cannot update the vector index: {e}"))?;
+    }
+    Ok(Embedding::Done { report })
 }
 
 /// The human summary of a sync.

@@ -143,7 +143,7 @@ fn install_cmd(dir: &std::path::Path, name: Option<&str>, check: bool) -> ExitCo
             dir: dest.clone(),
             source: code_intel_embed::ModelSource::Installed,
         };
-        if let Err(e) = Encoder::load(&resolved, &EncoderOptions { workers: 1, max_tokens: None }) {
+        if let Err(e) = Encoder::load(&resolved, &EncoderOptions { workers: 1, ..EncoderOptions::default() }) {
             eprintln!("error: copied to {}, but it does not load: {e}", dest.display());
             return ExitCode::FAILURE;
         }

@@ -56,7 +56,7 @@ fn main() {
         }
     }
     let workers: usize = std::env::var("EMBED_WORKERS").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| EncoderOptions::default().workers);
-    let encoder = Encoder::load(&model, &EncoderOptions { workers, max_tokens: None }).expect("model loads");
+    let encoder = Encoder::load(&model, &EncoderOptions { workers, ..EncoderOptions::default() }).expect("model loads");
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     // Warm-up on a few texts (allocations, thread start).
     let _ = encoder.embed(&refs[..refs.len().min(16)], Role::Passage, &|_, _| {});

@@ -16,9 +16,9 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use tokenizers::Tokenizer;
 
+use crate::fingerprint;
 use crate::model::{ModelSource, ResolvedModel, check_model_dir};
 
 /// Version of the text recipe ([`crate::chunk_text`], prefixes, pooling);
@@ -112,11 +112,19 @@ pub struct EncoderOptions {
     pub workers: usize,
     /// Cap on tokens per text (below the model's own window).
     pub max_tokens: Option<usize>,
+    /// Where the model files' fingerprints are remembered (see
+    /// [`crate::fingerprint`]); `None` hashes the files at every load.
+    /// Default: [`fingerprint::default_cache_dir`].
+    pub fingerprint_cache: Option<std::path::PathBuf>,
 }
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        Self { workers: std::thread::available_parallelism().map_or(1, std::num::NonZero::get), max_tokens: None }
+        Self {
+            workers: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            max_tokens: None,
+            fingerprint_cache: Some(fingerprint::default_cache_dir()),
+        }
     }
 }
 
@@ -230,13 +238,27 @@ impl Encoder {
             .with_truncation(Some(tokenizers::TruncationParams { max_length: max_tokens, ..Default::default() }))
             .map_err(|e| incompatible(format!("tokenizer.json truncation: {e}")))?;
 
-        let weights = std::fs::read(dir.join("model.safetensors")).map_err(|e| corrupt(format!("model.safetensors: {e}")))?;
-        let mut hasher = Sha256::new();
-        for part in [&config_bytes, &tokenizer_bytes, &weights] {
-            hasher.update((part.len() as u64).to_le_bytes());
-            hasher.update(part);
-        }
-        let fingerprint: String = hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let weights_file =
+            std::fs::File::open(dir.join("model.safetensors")).map_err(|e| corrupt(format!("model.safetensors: {e}")))?;
+        // Mapped rather than read: the tensors are copied out of the mapping
+        // once, instead of reading 90-470 MB into a buffer and copying again.
+        // SAFETY: the mapping is read-only and dropped once the tensors are
+        // copied out below. A file truncated by another process meanwhile
+        // would fault; model files are replaced, not rewritten in place (the
+        // hub writes new blobs, `model install` copies into a fresh folder).
+        #[allow(unsafe_code)]
+        let weights = unsafe { memmap2::Mmap::map(&weights_file) }.map_err(|e| corrupt(format!("model.safetensors: {e}")))?;
+        let fingerprint_cache = options.fingerprint_cache.as_deref();
+        let fingerprint = match fingerprint_cache.and_then(|cache| fingerprint::remembered(cache, dir)) {
+            Some(remembered) => remembered,
+            None => {
+                let computed = fingerprint::compute(&config_bytes, &tokenizer_bytes, &weights);
+                if let Some(cache) = fingerprint_cache {
+                    fingerprint::remember(cache, dir, &computed);
+                }
+                computed
+            }
+        };
 
         let device = Device::Cpu;
         // candle's loaders validate as they go but a malformed file could

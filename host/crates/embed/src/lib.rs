@@ -18,12 +18,15 @@
 //! - [`service`]: one shared encoder per process, loaded in the background.
 //! - [`pipeline`]: embeds the chunks of the store that have no vector for the
 //!   current model yet, batch by batch, resumable.
+//! - [`fingerprint`]: the model files' content fingerprint, remembered
+//!   per file identity so a start does not hash the weights again.
 //! - [`text`]: identifier splitting and the text embedded for a chunk.
 //!
 //! Depends on `code-intel-core` and `code-intel-store` only; knows nothing of
 //! the vector index, search or MCP. Never writes to stdout.
 
 pub mod encoder;
+pub mod fingerprint;
 mod heap;
 pub mod model;
 pub mod pipeline;

@@ -48,6 +48,8 @@ pub struct EmbedReport {
     pub cancelled: bool,
     /// Old vectors removed (other models, content no longer indexed).
     pub pruned: usize,
+    /// Chunks that already had a vector before this run.
+    pub cached_chunks: u64,
     /// Coverage after the run.
     pub coverage: EmbeddingCoverage,
 }
@@ -67,6 +69,11 @@ pub enum PipelineError {
 /// SQLite errors.
 pub fn model_row(store: &mut Store, encoder: &Encoder) -> Result<EmbeddingModel, StoreError> {
     let key = &encoder.info().key;
+    if let Some(model) = store.embedding_model(&key.name, &key.revision)?
+        && model.dim == encoder.dim()
+    {
+        return Ok(model);
+    }
     store.write(|w| w.ensure_embedding_model(&key.name, &key.revision, encoder.dim()))
 }
 
@@ -84,6 +91,14 @@ pub fn embed_pending(
     let started = Instant::now();
     let model = model_row(store, encoder)?;
     let mut report = EmbedReport { model: encoder.info().key.to_string(), ..EmbedReport::default() };
+    if let Some(coverage) = store.embedded_through(model.id)? {
+        // Nothing changed since a pass left every text with a vector.
+        report.coverage = coverage;
+        report.cached_chunks = coverage.embedded_chunks;
+        report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        progress(EmbedProgress { done: 0, total: 0 });
+        return Ok(report);
+    }
 
     // Map entries first: there are few, and they drive the short-circuit.
     let map_pending = store.pending_map_entries(model.id)?;
@@ -94,6 +109,7 @@ pub fn embed_pending(
     progress(EmbedProgress { done: 0, total });
 
     let mut done = 0usize;
+    let mut embedded_rows = 0u64;
     for (pending, role, is_map) in [(&map_pending, Role::Query, true), (&chunks_pending, Role::Passage, false)] {
         for group in pending.chunks(COMMIT_EVERY) {
             if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
@@ -112,13 +128,17 @@ pub fn embed_pending(
                 report.embedded_map += group.len();
             } else {
                 report.embedded_chunks += group.len();
+                embedded_rows += group.iter().map(|p| p.rows).sum::<u64>();
             }
         }
     }
-    if !report.cancelled {
-        report.pruned = store.write(|w| w.prune_embeddings(model.id))?;
+    if report.cancelled {
+        report.coverage = store.embedding_coverage(Some(model.id))?;
+    } else {
+        (report.pruned, report.coverage) =
+            store.write(|w| Ok::<_, StoreError>((w.prune_embeddings(model.id)?, w.finish_embedding_pass(model.id)?)))?;
     }
-    report.coverage = store.embedding_coverage(Some(model.id))?;
+    report.cached_chunks = report.coverage.embedded_chunks.saturating_sub(embedded_rows);
     report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     tracing::info!(
         model = %report.model,

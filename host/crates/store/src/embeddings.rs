@@ -13,10 +13,16 @@
 //!   vector index compares it with the generation it was built at.
 //!
 //! Vectors are stored as little-endian `f32`, L2-normalised.
+//!
+//! After an embedding pass leaves nothing without a vector, the `meta` table
+//! remembers so (model, generation, coverage): until the generation moves,
+//! the next pass and every coverage question are answered without scanning
+//! the chunks (a scan costs ~4 us per chunk: 9 ms at 2,000 chunks, a quarter
+//! of a second at 60,000).
 
 use std::collections::HashMap;
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -94,6 +100,8 @@ pub struct EmbeddingModel {
 #[derive(Clone, Debug)]
 pub struct PendingText {
     pub content_hash: String,
+    /// Rows sharing this content (chunks with equal content are embedded once).
+    pub rows: u64,
     pub kind: String,
     pub name: String,
     pub qualified_name: Option<String>,
@@ -145,7 +153,7 @@ pub struct ChunkLocation {
 }
 
 /// How far embedding has got for one model.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmbeddingCoverage {
     /// Chunks whose content has a vector.
     pub embedded_chunks: u64,
@@ -174,6 +182,53 @@ impl EmbeddingCoverage {
     pub fn complete(&self) -> bool {
         self.embedded_chunks >= self.total_chunks && self.embedded_map >= self.total_map
     }
+}
+
+/// `meta` key of the [`EmbeddedThrough`] record.
+const EMBEDDED_THROUGH_KEY: &str = "embedded_through";
+
+/// "At `generation`, every chunk and map entry had a vector for `model_id`."
+#[derive(Debug, Serialize, Deserialize)]
+struct EmbeddedThrough {
+    model_id: i64,
+    generation: i64,
+    coverage: EmbeddingCoverage,
+}
+
+fn generation_of(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT generation FROM vector_generation WHERE id = 1", [], |r| r.get(0))?)
+}
+
+/// The coverage of `model_id` when the store still is as a complete pass
+/// left it (same generation), without counting.
+fn remembered_coverage(conn: &Connection, model_id: i64) -> Result<Option<EmbeddingCoverage>> {
+    let text: Option<String> =
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [EMBEDDED_THROUGH_KEY], |r| r.get(0)).optional()?;
+    let Some(record) = text.and_then(|t| serde_json::from_str::<EmbeddedThrough>(&t).ok()) else { return Ok(None) };
+    Ok((record.model_id == model_id && record.generation == generation_of(conn)?).then_some(record.coverage))
+}
+
+fn count_coverage(conn: &Connection, model_id: Option<i64>) -> Result<EmbeddingCoverage> {
+    let count = |sql: &str, params: &[&dyn rusqlite::ToSql]| -> Result<u64> {
+        let n: i64 = conn.query_row(sql, params, |r| r.get(0))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    };
+    let total_chunks = count("SELECT count(*) FROM chunks", &[])?;
+    let total_map = count("SELECT count(*) FROM map_entries", &[])?;
+    let Some(model_id) = model_id else {
+        return Ok(EmbeddingCoverage { embedded_chunks: 0, total_chunks, embedded_map: 0, total_map });
+    };
+    let embedded_chunks = count(
+        "SELECT count(*) FROM chunks c WHERE EXISTS
+           (SELECT 1 FROM embeddings e WHERE e.model_id = ?1 AND e.content_hash = c.content_hash)",
+        &[&model_id],
+    )?;
+    let embedded_map = count(
+        "SELECT count(*) FROM map_entries m WHERE EXISTS
+           (SELECT 1 FROM embeddings e WHERE e.model_id = ?1 AND e.content_hash = m.content_hash)",
+        &[&model_id],
+    )?;
+    Ok(EmbeddingCoverage { embedded_chunks, total_chunks, embedded_map, total_map })
 }
 
 /// The hash a map entry's vector is stored under: distinct from any chunk
@@ -257,6 +312,23 @@ impl Writer<'_> {
         Ok(removed)
     }
 
+    /// Counts the coverage of `model_id` as this transaction sees it and,
+    /// when nothing lacks a vector, remembers so for the current generation
+    /// (see the module doc). Call it in the transaction that ends a pass:
+    /// the count and the generation are then of one consistent state.
+    ///
+    /// # Errors
+    /// SQLite or JSON errors.
+    pub fn finish_embedding_pass(&self, model_id: i64) -> Result<EmbeddingCoverage> {
+        let tx = self.transaction();
+        let coverage = count_coverage(tx, Some(model_id))?;
+        if coverage.complete() {
+            let record = EmbeddedThrough { model_id, generation: generation_of(tx)?, coverage };
+            self.set_meta(EMBEDDED_THROUGH_KEY, &serde_json::to_string(&record)?)?;
+        }
+        Ok(coverage)
+    }
+
     /// Adds or replaces (by key) an agreement in the map collection. Its
     /// vector is computed by the embedding pipeline (or at once by callers
     /// holding the encoder, via [`Writer::put_embeddings`] under
@@ -327,7 +399,7 @@ impl Store {
     /// SQLite errors.
     pub fn pending_chunks(&self, model_id: i64, limit: usize) -> Result<Vec<PendingText>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT c.content_hash, c.kind, c.name, c.qualified_name, c.content
+            "SELECT c.content_hash, c.kind, c.name, c.qualified_name, c.content, count(*)
              FROM chunks c
              WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id = ?1 AND e.content_hash = c.content_hash)
              GROUP BY c.content_hash
@@ -341,6 +413,7 @@ impl Store {
                 name: r.get(2)?,
                 qualified_name: r.get(3)?,
                 content: r.get(4)?,
+                rows: u64::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -357,37 +430,40 @@ impl Store {
              GROUP BY m.content_hash",
         )?;
         let rows = stmt.query_map([model_id], |r| {
-            Ok(PendingText { content_hash: r.get(0)?, kind: "map".to_string(), name: String::new(), qualified_name: None, content: r.get(1)? })
+            Ok(PendingText {
+                content_hash: r.get(0)?,
+                rows: 1,
+                kind: "map".to_string(),
+                name: String::new(),
+                qualified_name: None,
+                content: r.get(1)?,
+            })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// How many chunks and map entries have vectors for `model_id`.
+    /// How many chunks and map entries have vectors for `model_id` (from the
+    /// record of the last complete pass while the generation has not moved).
     ///
     /// # Errors
     /// SQLite errors.
     pub fn embedding_coverage(&self, model_id: Option<i64>) -> Result<EmbeddingCoverage> {
-        let conn = self.conn();
-        let count = |sql: &str, params: &[&dyn rusqlite::ToSql]| -> Result<u64> {
-            let n: i64 = conn.query_row(sql, params, |r| r.get(0))?;
-            Ok(u64::try_from(n).unwrap_or(0))
-        };
-        let total_chunks = count("SELECT count(*) FROM chunks", &[])?;
-        let total_map = count("SELECT count(*) FROM map_entries", &[])?;
-        let Some(model_id) = model_id else {
-            return Ok(EmbeddingCoverage { embedded_chunks: 0, total_chunks, embedded_map: 0, total_map });
-        };
-        let embedded_chunks = count(
-            "SELECT count(*) FROM chunks c WHERE EXISTS
-               (SELECT 1 FROM embeddings e WHERE e.model_id = ?1 AND e.content_hash = c.content_hash)",
-            &[&model_id],
-        )?;
-        let embedded_map = count(
-            "SELECT count(*) FROM map_entries m WHERE EXISTS
-               (SELECT 1 FROM embeddings e WHERE e.model_id = ?1 AND e.content_hash = m.content_hash)",
-            &[&model_id],
-        )?;
-        Ok(EmbeddingCoverage { embedded_chunks, total_chunks, embedded_map, total_map })
+        if let Some(id) = model_id
+            && let Some(coverage) = remembered_coverage(self.conn(), id)?
+        {
+            return Ok(coverage);
+        }
+        count_coverage(self.conn(), model_id)
+    }
+
+    /// The coverage of `model_id` if the last embedding pass for it left
+    /// every chunk and map entry with a vector and nothing changed since:
+    /// then there is nothing to embed. `None` means "count and look".
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn embedded_through(&self, model_id: i64) -> Result<Option<EmbeddingCoverage>> {
+        remembered_coverage(self.conn(), model_id)
     }
 
     /// The points of the forest collection: chunks that have a vector.
@@ -613,6 +689,45 @@ mod tests {
         assert_eq!(store.map_points(model.id).unwrap()[0].rowid, id);
         assert!(store.write(|w| w.delete_map_entry("a1")).unwrap());
         assert!(store.map_points(model.id).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_complete_pass_is_remembered_until_the_generation_moves() {
+        let mut store = Store::open_in_memory().unwrap();
+        add_file(&mut store, "a.py", "def login(): pass\n");
+        let model = store.write(|w| w.ensure_embedding_model("m", "r1", 2)).unwrap();
+        // Incomplete: nothing is remembered.
+        let partial = store.write(|w| w.finish_embedding_pass(model.id)).unwrap();
+        assert_eq!((partial.embedded_chunks, partial.total_chunks), (0, 1));
+        assert_eq!(store.embedded_through(model.id).unwrap(), None);
+
+        let hash = store.pending_chunks(model.id, 10).unwrap()[0].content_hash.clone();
+        store.write(|w| w.put_embeddings(model.id, &[(hash.as_str(), &[0.6, 0.8][..])])).unwrap();
+        let done = store.write(|w| w.finish_embedding_pass(model.id)).unwrap();
+        assert_eq!(store.embedded_through(model.id).unwrap(), Some(done));
+        assert_eq!(store.embedding_coverage(Some(model.id)).unwrap(), done);
+        let other = store.write(|w| w.ensure_embedding_model("m", "r2", 2)).unwrap();
+        assert_eq!(store.embedded_through(other.id).unwrap(), None, "the record is per model");
+
+        // Any change of chunks, vectors or map entries voids the record, and
+        // coverage is counted again (here: the new chunk has no vector).
+        add_file(&mut store, "b.py", "def logout(): pass\n");
+        assert_eq!(store.embedded_through(model.id).unwrap(), None);
+        let counted = store.embedding_coverage(Some(model.id)).unwrap();
+        assert_eq!((counted.embedded_chunks, counted.total_chunks), (1, 2));
+        store.write(|w| w.finish_embedding_pass(model.id)).unwrap();
+        assert_eq!(store.embedded_through(model.id).unwrap(), None, "an incomplete pass replaces nothing");
+    }
+
+    #[test]
+    fn pending_chunks_count_the_rows_sharing_a_content() {
+        let mut store = Store::open_in_memory().unwrap();
+        add_file(&mut store, "a.py", "same\n");
+        add_file(&mut store, "b.py", "same\n");
+        let model = store.write(|w| w.ensure_embedding_model("m", "r", 2)).unwrap();
+        let pending = store.pending_chunks(model.id, 10).unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].rows, 2);
     }
 
     #[test]
