@@ -510,7 +510,14 @@ impl SyntaxTree {
     /// past `deadline` or the table exceeds [`MAX_QUERY_RESULT_BYTES`].
     pub fn named_nodes_until(&self, kinds: &[String], deadline: Instant) -> Result<NodeTable, SyntaxError> {
         let grammar = self.tree.language();
-        let wanted = wanted_kinds(self.language, &grammar, kinds)?;
+        // Kept kind ids, named ones only: one lookup per node instead of
+        // asking tree-sitter whether each node is named.
+        let kept_ids: Vec<bool> = match wanted_kinds(self.language, &grammar, kinds)? {
+            Some(wanted) => wanted,
+            None => (0..grammar.node_kind_count())
+                .map(|id| u16::try_from(id).is_ok_and(|id| grammar.node_kind_is_named(id)))
+                .collect(),
+        };
         let mut out = NodeTable {
             kinds: Vec::new(),
             fields: Vec::new(),
@@ -538,8 +545,7 @@ impl SyntaxTree {
                 )));
             }
             let id = usize::from(node.kind_id());
-            let kept = node.is_named() && wanted.as_ref().is_none_or(|w| w.get(id).copied().unwrap_or(false));
-            if kept {
+            if kept_ids.get(id).copied().unwrap_or(false) {
                 if out.nodes.len() >= max_nodes {
                     return Err(SyntaxError::ParseFailed(format!(
                         "the node table exceeds {MAX_QUERY_RESULT_BYTES} bytes; ask for fewer kinds"
