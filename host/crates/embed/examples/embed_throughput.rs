@@ -30,6 +30,11 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn main() {
+    // SAFETY: first thing in `main`: no other thread exists yet. As in `code-intel`.
+    #[allow(unsafe_code)]
+    unsafe {
+        code_intel_embed::threads::run_elementwise_on_callers();
+    }
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
         eprintln!("usage: embed_throughput MODEL_DIR SOURCE_DIR [TEXTS_OUT.jsonl]");

@@ -20,6 +20,7 @@
 //!   current model yet, batch by batch, resumable.
 //! - [`fingerprint`]: the model files' content fingerprint, remembered
 //!   per file identity so a start does not hash the weights again.
+//! - [`threads`]: candle's element-wise work on the workers' own threads.
 //! - [`text`]: identifier splitting and the text embedded for a chunk.
 //!
 //! Depends on `code-intel-core` and `code-intel-store` only; knows nothing of
@@ -32,6 +33,7 @@ pub mod model;
 pub mod pipeline;
 pub mod service;
 pub mod text;
+pub mod threads;
 
 pub use encoder::{EmbedError, Encoder, EncoderOptions, ModelInfo, ModelKey, Pooling, Role, TEXT_RECIPE_VERSION, normalize};
 pub use model::{DEFAULT_MODEL, MODEL_DIR_ENV, ModelSource, ResolveOptions, ResolvedModel, Unavailable, install, install_hint, models_dir, resolve};
