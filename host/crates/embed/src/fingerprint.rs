@@ -23,10 +23,14 @@ use sha2::{Digest, Sha256};
 /// The files the fingerprint covers, in hashing order.
 pub const FINGERPRINTED_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
-/// Where remembered fingerprints live by default:
-/// `$XDG_CACHE_HOME/code-intel/fingerprints` (else `~/.cache/...`).
+/// Where remembered fingerprints live by default: `$CODE_INTEL_CACHE_DIR/fingerprints`,
+/// else `$XDG_CACHE_HOME/code-intel/fingerprints`, else `~/.cache/code-intel/fingerprints`
+/// (beside the compiled-plugin cache).
 #[must_use]
 pub fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CODE_INTEL_CACHE_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir).join("fingerprints");
+    }
     crate::model::models_dir().parent().map_or_else(|| PathBuf::from("fingerprints"), |p| p.join("fingerprints"))
 }
 
