@@ -86,12 +86,35 @@ fn index_embeds_and_hybrid_search_ranks_the_login_code_first() {
     assert_eq!(embedding["coverage"]["embedded_chunks"], total, "{embedding}");
     assert!(embedding["embedded_chunks"].as_u64().unwrap() >= 8, "{embedding}");
     assert_eq!(embedding["cached_chunks"], 0, "{embedding}");
+    assert_eq!(embedding["model_loaded"], true, "{embedding}");
 
     // Nothing changed: everything is cached, nothing is embedded again.
     let again = stdout(&ok(bin(&home, &model_dir), &["index", r]));
     assert!(again.contains("0 chunks embedded"), "{again}");
     assert!(again.contains(&format!("{total} already cached")), "{again}");
     assert!(again.contains("(100%)"), "{again}");
+    // The model's fingerprint is remembered (its files are older than the
+    // settling time) and the store records the complete pass: the next run
+    // does not even wait for the model.
+    // (Files written moments before, e.g. a model unpacked at the start of
+    // this run, are not remembered yet: then the model is still loaded.)
+    let cache = std::env::var_os("CODE_INTEL_CACHE_DIR")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| home.join(".cache").join("code-intel"), PathBuf::from);
+    let settled = code_intel_embed::fingerprint::remembered(&cache.join("fingerprints"), &model_dir).is_some();
+    let third: Value = serde_json::from_str(&stdout(&ok(bin(&home, &model_dir), &["index", r, "--json"]))).unwrap();
+    assert_eq!(third["embedding"]["coverage"]["embedded_chunks"], total, "{third}");
+    assert_eq!(third["embedding"]["cached_chunks"], total, "{third}");
+    if settled {
+        assert_eq!(third["embedding"]["model_loaded"], false, "{third}");
+    }
+    // A change is embedded again, with the model.
+    std::fs::write(repo.join("app/extra.py"), "def shipping_cost(order):\n    return order.weight * 2\n").unwrap();
+    let fourth: Value = serde_json::from_str(&stdout(&ok(bin(&home, &model_dir), &["index", r, "--json"]))).unwrap();
+    assert_eq!(fourth["embedding"]["model_loaded"], true, "{fourth}");
+    assert!(fourth["embedding"]["embedded_chunks"].as_u64().unwrap() >= 1, "{fourth}");
+    let total = fourth["total_chunks"].as_u64().unwrap();
+    assert_eq!(fourth["embedding"]["coverage"]["embedded_chunks"], total, "{fourth}");
 
     let out = ok(bin(&home, &model_dir), &["search", "--repo", r, "--mode", "hybrid", "--json", "where do users log in"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();

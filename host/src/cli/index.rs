@@ -105,9 +105,8 @@ fn index(args: &IndexArgs) -> Result<String, String> {
     }
 
     // The model loads on a background thread while the files are synced.
-    let model = (!args.no_embed).then(|| {
-        ModelHandle::spawn(ResolveOptions::new(Some(&config.embedding_model), Some(&root)), EncoderOptions::default())
-    });
+    let resolve_options = ResolveOptions::new(Some(&config.embedding_model), Some(&root));
+    let model = (!args.no_embed).then(|| ModelHandle::spawn(resolve_options.clone(), EncoderOptions::default()));
 
     let bar = ProgressBar::new_spinner();
     bar.enable_steady_tick(Duration::from_millis(120));
@@ -133,8 +132,11 @@ fn index(args: &IndexArgs) -> Result<String, String> {
     let report = report.map_err(|e| e.to_string())?;
     let embedding = match model {
         None => Embedding::Skipped,
-        Some(model) if !report.cancelled => embed(&root, &mut store, model)?,
-        Some(_) => Embedding::Skipped,
+        Some(_) if report.cancelled => Embedding::Skipped,
+        Some(model) => match nothing_to_embed(&store, &resolve_options)? {
+            Some(done) => done,
+            None => embed(&root, &mut store, model)?,
+        },
     };
     if args.json {
         let mut value = serde_json::to_value(&report).map_err(|e| e.to_string())?;
@@ -154,8 +156,9 @@ enum Embedding {
     Skipped,
     /// No model: the resolver's (or loader's) reason.
     Unavailable(String),
-    /// The run.
-    Done { report: EmbedReport },
+    /// The run; `model_loaded` is false when nothing needed embedding and
+    /// the model was not waited for.
+    Done { report: EmbedReport, model_loaded: bool },
 }
 
 impl Embedding {
@@ -165,10 +168,11 @@ impl Embedding {
             Self::Unavailable(reason) => {
                 serde_json::json!({ "status": format!("unavailable: {reason}"), "hint": install_hint() })
             }
-            Self::Done { report } => {
+            Self::Done { report, model_loaded } => {
                 let mut value = serde_json::to_value(report).unwrap_or_default();
                 if let Some(obj) = value.as_object_mut() {
                     obj.insert("status".to_string(), "ready".into());
+                    obj.insert("model_loaded".to_string(), (*model_loaded).into());
                 }
                 value
             }
@@ -181,7 +185,7 @@ impl Embedding {
             Self::Unavailable(reason) => {
                 format!("  semantic search unavailable: {reason}\n    {}\n", install_hint())
             }
-            Self::Done { report: r } => {
+            Self::Done { report: r, .. } => {
                 let c = &r.coverage;
                 let mut line = format!(
                     "  embeddings ({}): {} chunks embedded, {} already cached; {}/{} chunks have vectors ({:.0}%) in {:.2} s",
@@ -200,6 +204,19 @@ impl Embedding {
             }
         }
     }
+}
+
+/// The embedding step's result when it has nothing to do, known without
+/// waiting for the model: its key resolves from remembered fingerprints and
+/// the store records a complete pass for it at the current generation.
+/// `None`: load the model and run the pass.
+fn nothing_to_embed(store: &Store, resolve_options: &ResolveOptions) -> Result<Option<Embedding>, String> {
+    let Some(cache) = EncoderOptions::default().fingerprint_cache else { return Ok(None) };
+    let Some(key) = code_intel_embed::fingerprint::remembered_key(resolve_options, &cache) else { return Ok(None) };
+    let Some(model) = store.embedding_model(&key.name, &key.revision).map_err(|e| e.to_string())? else { return Ok(None) };
+    let Some(coverage) = store.embedded_through(model.id).map_err(|e| e.to_string())? else { return Ok(None) };
+    let report = EmbedReport { model: key.to_string(), coverage, cached_chunks: coverage.embedded_chunks, ..EmbedReport::default() };
+    Ok(Some(Embedding::Done { report, model_loaded: false }))
 }
 
 /// Embeds the chunks that have no vector yet for the model (the same
@@ -243,7 +260,7 @@ fn embed(root: &Path, store: &mut Store, model: ModelHandle) -> Result<Embedding
         finishing.finish_and_clear();
         synced.map_err(|e| format!("cannot update the vector index: {e}"))?;
     }
-    Ok(Embedding::Done { report })
+    Ok(Embedding::Done { report, model_loaded: true })
 }
 
 /// The human summary of a sync.

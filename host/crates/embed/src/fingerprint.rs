@@ -79,6 +79,18 @@ fn record_path(cache: &Path, dir: &Path) -> PathBuf {
     cache.join(format!("{name}.json"))
 }
 
+/// The key the model `opts` names would load under, without loading it:
+/// the folder is looked up locally only (no download), and the fingerprint
+/// must be remembered in `cache` for the files as they are now. `None`
+/// means "load the model to know".
+#[must_use]
+pub fn remembered_key(opts: &crate::ResolveOptions, cache: &Path) -> Option<crate::ModelKey> {
+    let local_only = crate::ResolveOptions { allow_download: false, ..opts.clone() };
+    let resolved = crate::resolve(&local_only).ok()?;
+    let fingerprint = remembered(cache, &resolved.dir)?;
+    Some(crate::ModelKey { name: resolved.name, revision: format!("{fingerprint}.r{}", crate::TEXT_RECIPE_VERSION) })
+}
+
 /// Hashes the three files' bytes (each preceded by its length) and returns
 /// the first 8 bytes of the digest in hex.
 #[must_use]
