@@ -264,7 +264,7 @@ impl Encoder {
         // candle's loaders validate as they go but a malformed file could
         // still trip an assertion deep inside; never let that take the host down.
         let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<BertModel, String> {
-            let tensors = candle_core::safetensors::load_buffer(&weights, &device).map_err(|e| format!("model.safetensors: {e}"))?;
+            let tensors = crate::weights::load(&weights, &device).map_err(|e| format!("model.safetensors: {e}"))?;
             drop(weights);
             let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
             BertModel::load(vb, &config).map_err(|e| format!("model.safetensors does not fit config.json: {e}"))

@@ -34,6 +34,7 @@ pub mod pipeline;
 pub mod service;
 pub mod text;
 pub mod threads;
+mod weights;
 
 pub use encoder::{EmbedError, Encoder, EncoderOptions, ModelInfo, ModelKey, Pooling, Role, TEXT_RECIPE_VERSION, normalize};
 pub use model::{DEFAULT_MODEL, MODEL_DIR_ENV, ModelSource, ResolveOptions, ResolvedModel, Unavailable, install, install_hint, models_dir, resolve};

@@ -1,0 +1,99 @@
+//! Reading a model's weights into tensors.
+//!
+//! Copying 90-470 MB of weights into freshly allocated memory faults in
+//! every 4 KiB page on its own: ~122,000 page faults and ~480 ms for a model
+//! of multilingual-e5-small's size (bench/README.md). Here each f32 tensor's
+//! memory is allocated first and advised to use transparent huge pages
+//! before the weights are copied into it, and the tensor takes that memory
+//! over without another copy. Other element types go through candle's own
+//! loader.
+
+use std::collections::HashMap;
+
+use candle_core::{Device, Tensor};
+
+/// Tensors smaller than this are not worth a huge-page hint.
+const HUGE_PAGE_MIN_BYTES: usize = 4 * 1024 * 1024;
+
+/// Every tensor of a `.safetensors` file's bytes.
+///
+/// # Errors
+/// A malformed file, or a tensor candle cannot build.
+pub(crate) fn load(bytes: &[u8], device: &Device) -> candle_core::Result<HashMap<String, Tensor>> {
+    let file = safetensors::SafeTensors::deserialize(bytes)?;
+    file.tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            let tensor = if view.dtype() == safetensors::Dtype::F32 && device.is_cpu() {
+                let data = view.data();
+                let mut values: Vec<f32> = Vec::with_capacity(data.len() / 4);
+                advise_huge_pages(&values);
+                values.extend(data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+                Tensor::from_vec(values, view.shape(), device)?
+            } else {
+                candle_core::safetensors::Load::load(&view, device)?
+            };
+            Ok((name, tensor))
+        })
+        .collect()
+}
+
+/// Asks the kernel for transparent huge pages over the (still untouched)
+/// capacity of `values`. Best effort; only on Linux with glibc.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn advise_huge_pages(values: &Vec<f32>) {
+    const HUGE_PAGE: usize = 2 * 1024 * 1024;
+    let bytes = values.capacity() * std::mem::size_of::<f32>();
+    if bytes < HUGE_PAGE_MIN_BYTES {
+        return;
+    }
+    let begin = values.as_ptr() as usize;
+    let start = begin.next_multiple_of(HUGE_PAGE);
+    let end = (begin + bytes) / HUGE_PAGE * HUGE_PAGE;
+    if end > start {
+        // SAFETY: [start, end) lies inside this vector's own allocation and
+        // is page-aligned; MADV_HUGEPAGE is advice about how to back those
+        // pages and never changes their contents.
+        let _ = unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn advise_huge_pages(_values: &Vec<f32>) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::DType;
+
+    #[test]
+    fn tensors_match_candles_own_loader() {
+        let device = Device::Cpu;
+        let big: Vec<f32> = (0..(1 << 21)).map(|i| (i % 1000) as f32 * 0.25 - 3.0).collect(); // 8 MiB: huge-page path
+        let mut tensors = HashMap::new();
+        tensors.insert("big".to_string(), Tensor::from_vec(big, (2048, 1024), &device).unwrap());
+        tensors.insert("small".to_string(), Tensor::new(&[[1.5f32, -2.0], [0.0, 7.25]], &device).unwrap());
+        tensors.insert("half".to_string(), Tensor::new(&[1.0f32, 2.0, 3.0], &device).unwrap().to_dtype(DType::F16).unwrap());
+        tensors.insert("ids".to_string(), Tensor::new(&[3i64, 1, 4], &device).unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.safetensors");
+        candle_core::safetensors::save(&tensors, &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+
+        let ours = load(&bytes, &device).unwrap();
+        let candles = candle_core::safetensors::load_buffer(&bytes, &device).unwrap();
+        assert_eq!(ours.len(), candles.len());
+        for (name, theirs) in &candles {
+            let mine = &ours[name];
+            assert_eq!((mine.dtype(), mine.dims()), (theirs.dtype(), theirs.dims()), "{name}");
+            let (a, b) = (mine.to_dtype(DType::F64).unwrap().flatten_all().unwrap(), theirs.to_dtype(DType::F64).unwrap().flatten_all().unwrap());
+            assert_eq!(a.to_vec1::<f64>().unwrap(), b.to_vec1::<f64>().unwrap(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_file_is_an_error() {
+        assert!(load(b"not a safetensors file", &Device::Cpu).is_err());
+    }
+}
