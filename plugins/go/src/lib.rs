@@ -231,6 +231,7 @@ struct Member<'s> {
 /// The nodes the plugin works on, sorted out in one pass over the table in
 /// document order. Each rule stands for a pattern of the query the plugin
 /// used before it read the node table.
+#[derive(Default)]
 struct Scan<'s> {
     /// `(package_clause (package_identifier) @package)`: the last one.
     package: Option<NodeRef<'s>>,
@@ -248,16 +249,7 @@ struct Scan<'s> {
 
 impl<'s> Scan<'s> {
     fn of(nodes: &'s NodeTable<'s>, k: &Kinds) -> Self {
-        let mut scan = Scan {
-            package: None,
-            funcs: Vec::new(),
-            specs: Vec::new(),
-            comments: Vec::new(),
-            imports: Vec::new(),
-            parts: Vec::new(),
-            members: Vec::new(),
-            uses: Vec::new(),
-        };
+        let mut scan = Scan::default();
         for node in nodes.iter() {
             let kind = Some(node.kind_id());
             if kind == k.type_identifier {

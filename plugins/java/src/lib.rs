@@ -267,6 +267,7 @@ enum Part {
 /// The nodes the plugin works on, sorted out in one pass over the table in
 /// document order. Each rule stands for a pattern of the query the plugin
 /// used before it read the node table.
+#[derive(Default)]
 struct Scan<'s> {
     /// `(package_declaration [(identifier) (scoped_identifier)] @package)`: the last one.
     package: Option<NodeRef<'s>>,
@@ -287,16 +288,7 @@ struct Scan<'s> {
 
 impl<'s> Scan<'s> {
     fn of(nodes: &'s NodeTable<'s>, k: &Kinds) -> Self {
-        let mut scan = Scan {
-            package: None,
-            imports: Vec::new(),
-            decls: Vec::new(),
-            docs: Vec::new(),
-            parts: Vec::new(),
-            uses: Vec::new(),
-            anonymous: Vec::new(),
-            scoped: Vec::new(),
-        };
+        let mut scan = Scan::default();
         for node in nodes.iter() {
             let kind = Some(node.kind_id());
             if kind == k.type_identifier {

@@ -251,6 +251,7 @@ fn child(node: NodeRef<'_>, field: Option<FieldId>) -> Option<NodeRef<'_>> {
 }
 
 /// The nodes the plugin works on, sorted out in one pass over the table.
+#[derive(Default)]
 struct Scan<'a> {
     module: Option<NodeRef<'a>>,
     /// Function and class definitions, in document order.
@@ -264,7 +265,7 @@ struct Scan<'a> {
 
 impl<'a> Scan<'a> {
     fn of(nodes: &'a NodeTable<'a>, k: &Kinds) -> Self {
-        let mut scan = Scan { module: None, defs: Vec::new(), imports: Vec::new(), import_spans: Vec::new(), identifiers: Vec::new() };
+        let mut scan = Scan::default();
         for node in nodes.iter() {
             let kind = Some(node.kind_id());
             if kind == k.identifier {

@@ -82,6 +82,15 @@ pub struct ModelKey {
     pub revision: String,
 }
 
+impl ModelKey {
+    /// The key of a model named `name` whose files have `fingerprint`,
+    /// under the current [`TEXT_RECIPE_VERSION`].
+    #[must_use]
+    pub fn new(name: String, fingerprint: &str) -> Self {
+        Self { name, revision: format!("{fingerprint}.r{TEXT_RECIPE_VERSION}") }
+    }
+}
+
 impl std::fmt::Display for ModelKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}@{}", self.name, self.revision)
@@ -290,7 +299,7 @@ impl Encoder {
             .map_err(|e| EmbedError::Inference(format!("cannot start embedding threads: {e}")))?;
         let e5_prefixes = is_e5_name(&resolved.name) || is_e5_name(&dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         let info = ModelInfo {
-            key: ModelKey { name: resolved.name.clone(), revision: format!("{fingerprint}.r{TEXT_RECIPE_VERSION}") },
+            key: ModelKey::new(resolved.name.clone(), &fingerprint),
             dir: dir.clone(),
             source: resolved.source,
             dim: config.hidden_size,

@@ -88,7 +88,7 @@ pub fn remembered_key(opts: &crate::ResolveOptions, cache: &Path) -> Option<crat
     let local_only = crate::ResolveOptions { allow_download: false, ..opts.clone() };
     let resolved = crate::resolve(&local_only).ok()?;
     let fingerprint = remembered(cache, &resolved.dir)?;
-    Some(crate::ModelKey { name: resolved.name, revision: format!("{fingerprint}.r{}", crate::TEXT_RECIPE_VERSION) })
+    Some(crate::ModelKey::new(resolved.name, &fingerprint))
 }
 
 /// Hashes the three files' bytes (each preceded by its length) and returns
