@@ -74,6 +74,11 @@ pub(crate) fn engine() -> Result<&'static Engine, String> {
             let mut config = Config::new();
             config.wasm_component_model(true);
             config.epoch_interruption(true);
+            // `perf record` can name plugin functions only if the JIT tells
+            // it where they are (docs/writing-a-plugin.md, "Profiling").
+            if std::env::var_os("CODE_INTEL_PLUGIN_PROFILER").is_some_and(|v| v == "perfmap") {
+                config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            }
             let engine = Engine::new(&config).map_err(|e| format!("could not create the WebAssembly engine: {e:#}"))?;
             let weak = engine.weak();
             std::thread::Builder::new()

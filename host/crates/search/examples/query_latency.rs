@@ -229,9 +229,13 @@ fn run(encoder: &Arc<Encoder>, base: &[(String, ChunkedFile)], size: usize) -> s
         }
     }
 
-    // Recall@10 of the index the product uses (exact below the threshold,
-    // HNSW above) against exact search, on the same points.
-    let mut index = VectorIndex::new(dim);
+    // Recall@10 of the index the product uses (exact, quantized scan or
+    // HNSW by size; `QUERY_LATENCY_GRAPH_ABOVE=N` forces the graph above N
+    // points to compare) against exact search, on the same points.
+    let mut index = match std::env::var("QUERY_LATENCY_GRAPH_ABOVE").ok().and_then(|n| n.parse().ok()) {
+        Some(n) => VectorIndex::new(dim).with_graph_threshold(n),
+        None => VectorIndex::new(dim),
+    };
     for (i, v) in points.iter().enumerate() {
         index.insert(i64::try_from(i).unwrap_or(i64::MAX), i as u64, v);
     }
@@ -260,7 +264,7 @@ fn run(encoder: &Arc<Encoder>, base: &[(String, ChunkedFile)], size: usize) -> s
     serde_json::json!({
         "chunks": chunks,
         "vectors": points.len(),
-        "hnsw": index.uses_hnsw(),
+        "search_path": index.search_path(),
         "store_build_s": store_secs,
         "vector_index_build_s": build_secs,
         "embed_ms": summary(embed),

@@ -315,12 +315,12 @@ impl VectorSearch {
 
     /// Whether [`VectorSearch::sync`] has anything to do for a one-shot
     /// process (`code-intel index`) with `points` embedded chunks: only a
-    /// graph index (more than [`code_intel_vector::EXACT_SEARCH_MAX`] points)
-    /// or an existing snapshot needs bringing up to date; below that size a
-    /// search reads the vectors straight from the store.
+    /// graph index (more than [`code_intel_vector::QUANTIZED_SCAN_MAX`]
+    /// points) or an existing snapshot needs bringing up to date; below that
+    /// size a search reads the vectors straight from the store.
     #[must_use]
     pub fn needs_graph(&self, points: u64) -> bool {
-        let large = usize::try_from(points).map_or(true, |p| p > code_intel_vector::EXACT_SEARCH_MAX);
+        let large = usize::try_from(points).map_or(true, |p| p > code_intel_vector::QUANTIZED_SCAN_MAX);
         large || self.dir.as_ref().is_some_and(|d| d.join("forest").exists() || d.join("map").exists())
     }
 
@@ -371,9 +371,14 @@ impl VectorSearch {
             let work = index.pending_graph_work();
             if work > 0 && (full || work <= INLINE_GRAPH_WORK) {
                 let rebuilt = work == usize::MAX;
+                let had_graph = index.uses_hnsw();
                 index.refresh();
                 if (rebuilt || full) && index.uses_hnsw() {
                     self.save_index(name, &key, index, generation);
+                } else if had_graph && !index.uses_hnsw() {
+                    // Scanned from now on: a snapshot would only bring the
+                    // dropped graph back at the next start.
+                    self.remove_snapshot(name);
                 }
             }
         }
@@ -392,6 +397,15 @@ impl VectorSearch {
             }
         }
         VectorIndex::new(dim)
+    }
+
+    fn remove_snapshot(&self, collection: &str) {
+        if let Some(dir) = &self.dir
+            && let Err(e) = std::fs::remove_dir_all(dir.join(collection))
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(collection, "could not remove the unused vector snapshot: {e}");
+        }
     }
 
     fn save_index(&self, collection: &str, key: &str, index: &VectorIndex, generation: i64) {

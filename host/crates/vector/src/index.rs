@@ -7,12 +7,28 @@ use hnsw_rs::hnsw::Hnsw;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::distance::{UnitDot, dot};
+use crate::distance::{UnitDot, dot, dot_i8, quantize};
 
 /// Collections up to this many live points are searched exactly. At 10k
 /// points an exact scan takes ~1.1 ms p50 on two cores (bench/README.md,
-/// `query_latency`); below this a graph costs minutes to build for no gain.
+/// `query_latency`).
 pub const EXACT_SEARCH_MAX: usize = 20_000;
+
+/// Collections up to this many live points (and above
+/// [`EXACT_SEARCH_MAX`]) are searched by scanning int8 codes of the vectors
+/// (a quarter of the memory to read) and re-scoring a shortlist with the
+/// float vectors: as accurate as exact search for any query, with no graph
+/// to build (a 100k-point graph took 513 s on two cores and missed the
+/// recall goal for queries far from every point; bench/README.md). Above
+/// it the HNSW graph takes over.
+pub const QUANTIZED_SCAN_MAX: usize = 250_000;
+
+/// The quantized scan's shortlist: this many candidates per wanted result
+/// (at least [`RERANK_MIN`]) are re-scored with the float vectors. Int8
+/// scores are within ~1e-3 of the float ones, so only near-ties can be
+/// misordered at the shortlist's edge.
+const RERANK_FACTOR: usize = 4;
+const RERANK_MIN: usize = 64;
 
 /// hnsw_rs `max_nb_connection` (M). 24 is the usual choice for 384-d
 /// embeddings; at 100k clustered points recall@10 is 1.0 for queries near
@@ -93,6 +109,10 @@ pub struct VectorIndex {
     pub(crate) alive: Vec<bool>,
     /// Internal id * dim -> vector.
     pub(crate) vectors: Vec<f32>,
+    /// Internal id * dim -> int8 code of the vector ([`quantize`]).
+    pub(crate) codes: Vec<i8>,
+    /// Internal id -> the code's scale.
+    pub(crate) scales: Vec<f32>,
     /// Live key -> internal id.
     pub(crate) live: HashMap<i64, usize>,
     pub(crate) hnsw: Option<Hnsw<'static, f32, UnitDot>>,
@@ -100,21 +120,47 @@ pub struct VectorIndex {
     pub(crate) hnsw_len: usize,
     /// Live points up to which search is exact ([`EXACT_SEARCH_MAX`]).
     pub(crate) exact_max: usize,
+    /// Live points up to which search scans (exact, then quantized) and
+    /// no graph is kept ([`QUANTIZED_SCAN_MAX`]).
+    pub(crate) scan_max: usize,
 }
 
 impl VectorIndex {
     /// An empty index of `dim`-dimensional vectors.
     #[must_use]
     pub fn new(dim: usize) -> Self {
-        Self { dim, keys: Vec::new(), hashes: Vec::new(), alive: Vec::new(), vectors: Vec::new(), live: HashMap::new(), hnsw: None, hnsw_len: 0, exact_max: EXACT_SEARCH_MAX }
+        Self {
+            dim,
+            keys: Vec::new(),
+            hashes: Vec::new(),
+            alive: Vec::new(),
+            vectors: Vec::new(),
+            codes: Vec::new(),
+            scales: Vec::new(),
+            live: HashMap::new(),
+            hnsw: None,
+            hnsw_len: 0,
+            exact_max: EXACT_SEARCH_MAX,
+            scan_max: QUANTIZED_SCAN_MAX,
+        }
     }
 
-    /// Sets the size up to which search stays exact (default
-    /// [`EXACT_SEARCH_MAX`]); for benchmarks and tests that compare both paths.
+    /// Sets the sizes up to which search is exact (default
+    /// [`EXACT_SEARCH_MAX`]) and up to which it scans without a graph
+    /// (default [`QUANTIZED_SCAN_MAX`]); for benchmarks and tests that
+    /// compare the paths. `scan_max` below `exact_max` counts as `exact_max`.
     #[must_use]
-    pub fn with_exact_threshold(mut self, exact_max: usize) -> Self {
+    pub fn with_thresholds(mut self, exact_max: usize, scan_max: usize) -> Self {
         self.exact_max = exact_max;
+        self.scan_max = scan_max.max(exact_max);
         self
+    }
+
+    /// Exact search up to `n` live points, the graph above (no quantized
+    /// scan in between).
+    #[must_use]
+    pub fn with_graph_threshold(self, n: usize) -> Self {
+        self.with_thresholds(n, n)
     }
 
     #[must_use]
@@ -137,6 +183,19 @@ impl VectorIndex {
     #[must_use]
     pub fn uses_hnsw(&self) -> bool {
         self.hnsw.is_some()
+    }
+
+    /// How an unfiltered search is answered at the current size: `exact`,
+    /// `quantized` (int8 scan, float re-scoring) or `graph`.
+    #[must_use]
+    pub fn search_path(&self) -> &'static str {
+        if self.hnsw.is_some() {
+            "graph"
+        } else if self.live.len() > self.exact_max {
+            "quantized"
+        } else {
+            "exact"
+        }
     }
 
     /// Tombstoned points still held.
@@ -190,12 +249,24 @@ impl VectorIndex {
         self.hashes.push(hash);
         self.alive.push(true);
         self.vectors.extend_from_slice(vector);
+        self.scales.push(quantize(vector, &mut self.codes));
         self.live.insert(key, id);
         true
     }
 
     pub(crate) fn vector(&self, id: usize) -> &[f32] {
         &self.vectors[id * self.dim..(id + 1) * self.dim]
+    }
+
+    fn code(&self, id: usize) -> &[i8] {
+        &self.codes[id * self.dim..(id + 1) * self.dim]
+    }
+
+    /// Recomputes every point's int8 code from its vector (after loading
+    /// vectors in bulk).
+    pub(crate) fn quantize_all(&mut self) {
+        self.codes = Vec::with_capacity(self.vectors.len());
+        self.scales = self.vectors.chunks_exact(self.dim.max(1)).map(|v| quantize(v, &mut self.codes)).collect();
     }
 
     /// How much graph maintenance [`VectorIndex::refresh`] would do: `0` when
@@ -208,7 +279,7 @@ impl VectorIndex {
         let dead = self.dead();
         #[allow(clippy::cast_precision_loss)]
         let too_dead = !self.keys.is_empty() && dead as f64 / self.keys.len() as f64 > REBUILD_DEAD_FRACTION;
-        if self.live.len() <= self.exact_max {
+        if self.live.len() <= self.scan_max {
             return usize::from(self.hnsw.is_some() || too_dead);
         }
         if self.hnsw.is_none() || too_dead {
@@ -218,7 +289,7 @@ impl VectorIndex {
     }
 
     /// Brings the graph up to date: builds it when the collection passed
-    /// [`EXACT_SEARCH_MAX`], rebuilds it (compacting tombstones) when too
+    /// [`QUANTIZED_SCAN_MAX`], rebuilds it (compacting tombstones) when too
     /// many of its points are dead, inserts points added since, and drops it
     /// when the collection shrank back under the threshold. Returns whether
     /// anything was done.
@@ -231,7 +302,7 @@ impl VectorIndex {
             let share = self.dead() as f64 / self.keys.len() as f64;
             share
         };
-        if self.live.len() <= self.exact_max {
+        if self.live.len() <= self.scan_max {
             let changed = self.hnsw.is_some() || dead_share > REBUILD_DEAD_FRACTION;
             self.hnsw = None;
             self.hnsw_len = 0;
@@ -271,13 +342,19 @@ impl VectorIndex {
         let mut keys = Vec::with_capacity(self.live.len());
         let mut hashes = Vec::with_capacity(self.live.len());
         let mut vectors = Vec::with_capacity(self.live.len() * self.dim);
+        let mut codes = Vec::with_capacity(self.live.len() * self.dim);
+        let mut scales = Vec::with_capacity(self.live.len());
         for id in 0..self.keys.len() {
             if self.alive[id] {
                 keys.push(self.keys[id]);
                 hashes.push(self.hashes[id]);
                 vectors.extend_from_slice(self.vector(id));
+                codes.extend_from_slice(self.code(id));
+                scales.push(self.scales[id]);
             }
         }
+        self.codes = codes;
+        self.scales = scales;
         self.live = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
         self.alive = vec![true; keys.len()];
         self.keys = keys;
@@ -296,13 +373,16 @@ impl VectorIndex {
         if k == 0 || query.len() != self.dim || self.live.is_empty() {
             return Vec::new();
         }
+        let large = self.live.len() > self.exact_max;
         match (&self.hnsw, allowed) {
             (Some(graph), None) => self.search_graph(graph, query, k, None),
             (Some(graph), Some(set)) if set.len() > self.exact_max.min(FILTERED_EXACT_MAX) => self.search_graph(graph, query, k, Some(set)),
+            (None, Some(set)) if large && set.len() > self.exact_max.min(FILTERED_EXACT_MAX) => self.scan_quantized(query, k, Some(set)),
             (_, Some(set)) => {
                 let ids: Vec<usize> = set.iter().filter_map(|key| self.live.get(key).copied()).collect();
                 self.exact(query, k, Some(&ids))
             }
+            (None, None) if large => self.scan_quantized(query, k, None),
             (None, None) => self.exact(query, k, None),
         }
     }
@@ -327,19 +407,51 @@ impl VectorIndex {
         let mut hits: Vec<Hit> = match ids {
             Some(ids) => ids.iter().filter(|&&id| self.alive[id]).map(|&id| score(id)).collect(),
             None if self.keys.len() <= SCAN_CHUNK => (0..self.keys.len()).filter(|&id| self.alive[id]).map(score).collect(),
-            None => {
-                let ids: Vec<usize> = (0..self.keys.len()).collect();
-                ids.par_chunks(SCAN_CHUNK)
-                    .flat_map_iter(|chunk| {
-                        let mut local: Vec<Hit> = chunk.iter().filter(|&&id| self.alive[id]).map(|&id| score(id)).collect();
-                        top_of(&mut local);
-                        local
-                    })
-                    .collect()
-            }
+            None => (0..self.keys.len().div_ceil(SCAN_CHUNK))
+                .into_par_iter()
+                .flat_map_iter(|chunk| {
+                    let ids = chunk * SCAN_CHUNK..((chunk + 1) * SCAN_CHUNK).min(self.keys.len());
+                    let mut local: Vec<Hit> = ids.filter(|&id| self.alive[id]).map(score).collect();
+                    top_of(&mut local);
+                    local
+                })
+                .collect(),
         };
         top_of(&mut hits);
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        hits
+    }
+
+    /// Scans the int8 codes for a shortlist, then re-scores it with the
+    /// float vectors (see [`QUANTIZED_SCAN_MAX`]).
+    fn scan_quantized(&self, query: &[f32], k: usize, allowed: Option<&HashSet<i64>>) -> Vec<Hit> {
+        let mut q = Vec::with_capacity(self.dim);
+        quantize(query, &mut q);
+        let shortlist = k.saturating_mul(RERANK_FACTOR).max(RERANK_MIN);
+        let admits = |id: usize| self.alive[id] && allowed.is_none_or(|set| set.contains(&self.keys[id]));
+        // Ordering by `scale * dot` is ordering by the approximate cosine:
+        // the query's own scale is the same for every point.
+        #[allow(clippy::cast_precision_loss)]
+        let approx = |id: usize| (id, self.scales[id] * dot_i8(&q, self.code(id)) as f32);
+        let keep_best = |c: &mut Vec<(usize, f32)>| {
+            if c.len() > shortlist {
+                c.select_nth_unstable_by(shortlist - 1, |a, b| b.1.total_cmp(&a.1));
+                c.truncate(shortlist);
+            }
+        };
+        let mut candidates: Vec<(usize, f32)> = (0..self.keys.len().div_ceil(SCAN_CHUNK))
+            .into_par_iter()
+            .flat_map_iter(|chunk| {
+                let ids = chunk * SCAN_CHUNK..((chunk + 1) * SCAN_CHUNK).min(self.keys.len());
+                let mut local: Vec<(usize, f32)> = ids.filter(|&id| admits(id)).map(approx).collect();
+                keep_best(&mut local);
+                local
+            })
+            .collect();
+        keep_best(&mut candidates);
+        let mut hits: Vec<Hit> = candidates.into_iter().map(|(id, _)| Hit { key: self.keys[id], score: dot(query, self.vector(id)) }).collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        hits.truncate(k);
         hits
     }
 
@@ -435,7 +547,7 @@ mod tests {
     fn graph_search_matches_exact_and_respects_tombstones() {
         let dim = 16;
         let n = 3000;
-        let mut index = VectorIndex::new(dim).with_exact_threshold(2000);
+        let mut index = VectorIndex::new(dim).with_graph_threshold(2000);
         for i in 0..n {
             index.insert(i as i64, i as u64, &unit(i as u64, dim));
         }
@@ -462,6 +574,38 @@ mod tests {
             found += index.search(&q, 10, None).iter().filter(|h| exact.contains(&h.key)).count();
         }
         assert!(found as f64 / 500.0 >= 0.9, "recall {found}/500");
+    }
+
+    #[test]
+    fn quantized_scan_matches_exact_search() {
+        let dim = 64;
+        let mut index = VectorIndex::new(dim).with_thresholds(500, 10_000);
+        // Clustered points: near-ties are where a shortlist could go wrong.
+        for i in 0..3000u64 {
+            let base = unit(i % 300, dim);
+            let noise = unit(10_000 + i, dim);
+            let v: Vec<f32> = base.iter().zip(&noise).map(|(b, n)| b + 0.15 * n).collect();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            index.insert(i as i64, i, &v.iter().map(|x| x / norm).collect::<Vec<f32>>());
+        }
+        assert!(!index.refresh(), "no graph below the scan threshold");
+        assert_eq!(index.search_path(), "quantized");
+        for s in 0..40u64 {
+            let q = if s % 2 == 0 { unit(s, dim) } else { unit(1_000_000 + s, dim) };
+            let exact = index.search_exact(&q, 10);
+            let found = index.search(&q, 10, None);
+            assert_eq!(found.iter().map(|h| h.key).collect::<Vec<_>>(), exact.iter().map(|h| h.key).collect::<Vec<_>>(), "query {s}");
+            assert!(found.iter().zip(&exact).all(|(a, b)| a.score == b.score), "float scores are returned");
+        }
+        // Tombstones and large filters go through the same scan.
+        let q = unit(5, dim);
+        let best = index.search(&q, 1, None)[0].key;
+        index.remove(best);
+        assert!(index.search(&q, 10, None).iter().all(|h| h.key != best));
+        let allowed: HashSet<i64> = (0..3000).filter(|k| k % 2 == 1).collect();
+        let hits = index.search(&q, 10, Some(&allowed));
+        assert_eq!(hits.len(), 10);
+        assert!(hits.iter().all(|h| h.key % 2 == 1));
     }
 
     #[test]

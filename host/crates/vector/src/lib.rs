@@ -1,5 +1,6 @@
 //! Vector search over chunk embeddings: exact cosine for small collections,
-//! HNSW (hnsw_rs) above [`EXACT_SEARCH_MAX`] points.
+//! an int8 scan with float re-scoring above [`EXACT_SEARCH_MAX`] points,
+//! HNSW (hnsw_rs) above [`QUANTIZED_SCAN_MAX`].
 //!
 //! ```
 //! use code_intel_vector::VectorIndex;
@@ -33,9 +34,9 @@ mod distance;
 mod index;
 mod persist;
 
-pub use distance::{UnitDot, dot};
+pub use distance::{UnitDot, dot, dot_i8, quantize};
 pub use index::{
     Diff, EXACT_SEARCH_MAX, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_MAX_CONNECTIONS, HNSW_MAX_LAYERS, Hit,
-    REBUILD_DEAD_FRACTION, VectorIndex, hash64,
+    QUANTIZED_SCAN_MAX, REBUILD_DEAD_FRACTION, VectorIndex, hash64,
 };
 pub use persist::{PersistError, SnapshotInfo};

@@ -266,6 +266,7 @@ fn read_points(path: &Path, dim: usize, expected: usize) -> Result<VectorIndex, 
     }
     let floats = take(count * dim * 4)?;
     index.vectors = floats.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    index.quantize_all();
     Ok(index)
 }
 
@@ -311,7 +312,7 @@ mod tests {
     fn graph_snapshot_round_trip_and_corruption_is_detected() {
         let tmp = tempfile::tempdir().unwrap();
         let dim = 8;
-        let mut index = VectorIndex::new(dim).with_exact_threshold(1000);
+        let mut index = VectorIndex::new(dim).with_graph_threshold(1000);
         for i in 0..1100 {
             index.insert(i, i as u64, &unit(i as u64, dim));
         }
@@ -322,7 +323,7 @@ mod tests {
         let snaps = std::fs::read_dir(tmp.path()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("snap-")).count();
         assert_eq!(snaps, 1);
         let (loaded, info) = VectorIndex::load(tmp.path(), "m@1", dim).unwrap();
-        let loaded = loaded.with_exact_threshold(1000);
+        let loaded = loaded.with_graph_threshold(1000);
         assert_eq!(info.generation, 4);
         assert!(loaded.uses_hnsw());
         assert_eq!(loaded.search(&unit(77, dim), 1, None)[0].key, 77);
