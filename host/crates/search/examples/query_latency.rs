@@ -282,6 +282,12 @@ fn run(encoder: &Arc<Encoder>, base: &[(String, ChunkedFile)], size: usize) -> s
 }
 
 fn main() {
+    // SAFETY: first thing in `main`: no other thread exists yet. As in
+    // `code-intel`, so the query's embedding runs as it does there.
+    #[allow(unsafe_code)]
+    unsafe {
+        code_intel_embed::threads::run_elementwise_on_callers();
+    }
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
         eprintln!("usage: query_latency MODEL_DIR SOURCE_DIR [SIZE ...]");

@@ -92,6 +92,12 @@ pub fn linked_files(store: &Store, path: &str, rowid: i64, max: usize) -> Result
     if max == 0 {
         return Ok(Vec::new());
     }
+    // Most files have no links: two indexed lookups answer that before the
+    // file's chunks are read (~0.2 ms per search hit otherwise).
+    let (outgoing, incoming) = (store.links_from(path)?, store.links_to(path)?);
+    if outgoing.is_empty() && incoming.is_empty() {
+        return Ok(Vec::new());
+    }
     let chunks = store.file_chunks(path)?;
     let Some(hit) = chunks.iter().find(|c| c.rowid == rowid) else { return Ok(Vec::new()) };
     let (start, end) = (hit.start_line, hit.end_line);
@@ -140,12 +146,12 @@ pub fn linked_files(store: &Store, path: &str, rowid: i64, max: usize) -> Result
             }
         }
     };
-    for link in store.links_from(path)? {
+    for link in outgoing {
         if let Some(near) = proximity(link.from_chunk.as_deref()) {
             add(LinkedFile { path: link.to_path, line: link.to_line, kind: link.kind, direction: "out".into(), via: link.symbol }, near);
         }
     }
-    for link in store.links_to(path)? {
+    for link in incoming {
         let near = match (link.to_chunk.as_deref(), link.to_line) {
             (Some(_), _) => proximity(link.to_chunk.as_deref()),
             // A link to a line (a route) concerns the result holding that line.

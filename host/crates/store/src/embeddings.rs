@@ -187,6 +187,11 @@ impl EmbeddingCoverage {
 /// `meta` key of the [`EmbeddedThrough`] record.
 const EMBEDDED_THROUGH_KEY: &str = "embedded_through";
 
+/// Row ids per statement in [`Store::chunk_locations`]: far below SQLite's
+/// limit on bound parameters (32,766), and a search's whole candidate list
+/// in one go.
+const LOCATION_BATCH: usize = 256;
+
 /// "At `generation`, every chunk and map entry had a vector for `model_id`."
 #[derive(Debug, Serialize, Deserialize)]
 struct EmbeddedThrough {
@@ -539,27 +544,29 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn chunk_locations(&self, rowids: &[i64]) -> Result<HashMap<i64, ChunkLocation>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, c.start_line, c.end_line
-             FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
-        )?;
         let mut out = HashMap::with_capacity(rowids.len());
-        for &id in rowids {
-            let loc = stmt
-                .query_row([id], |r| {
-                    Ok(ChunkLocation {
-                        rowid: r.get(0)?,
-                        path: r.get(1)?,
-                        kind: r.get(2)?,
-                        name: r.get(3)?,
-                        qualified_name: r.get(4)?,
-                        start_line: r.get(5)?,
-                        end_line: r.get(6)?,
-                    })
+        // One statement per batch rather than per row: a search asks for
+        // ~50 rows, and each statement run costs more than its row.
+        for batch in rowids.chunks(LOCATION_BATCH) {
+            let placeholders = vec!["?"; batch.len()].join(",");
+            let mut stmt = self.conn().prepare_cached(&format!(
+                "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, c.start_line, c.end_line
+                 FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({placeholders})"
+            ))?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(batch), |r| {
+                Ok(ChunkLocation {
+                    rowid: r.get(0)?,
+                    path: r.get(1)?,
+                    kind: r.get(2)?,
+                    name: r.get(3)?,
+                    qualified_name: r.get(4)?,
+                    start_line: r.get(5)?,
+                    end_line: r.get(6)?,
                 })
-                .optional()?;
-            if let Some(loc) = loc {
-                out.insert(id, loc);
+            })?;
+            for loc in rows {
+                let loc = loc?;
+                out.insert(loc.rowid, loc);
             }
         }
         Ok(out)
@@ -668,6 +675,22 @@ mod tests {
         assert_eq!(store.pending_chunks(other.id, 100).unwrap().len(), 1);
         store.write(|w| w.prune_embeddings(other.id)).unwrap();
         assert!(store.embedding_model("m", "r1").unwrap().is_none());
+    }
+
+    #[test]
+    fn chunk_locations_span_batches_and_skip_unknown_rows() {
+        let mut store = Store::open_in_memory().unwrap();
+        for i in 0..300 {
+            add_file(&mut store, &format!("f{i}.py"), &format!("x = {i}\n"));
+        }
+        let rowids: Vec<i64> =
+            store.conn().prepare("SELECT id FROM chunks").unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        assert_eq!(rowids.len(), 300);
+        let mut asked = rowids.clone();
+        asked.push(-1);
+        let locs = store.chunk_locations(&asked).unwrap();
+        assert_eq!(locs.len(), 300, "every known row, across two batches; the unknown one left out");
+        assert!(rowids.iter().all(|id| locs[id].rowid == *id && locs[id].path.starts_with('f')));
     }
 
     #[test]
