@@ -129,7 +129,20 @@ fn run(encoder: &Arc<Encoder>, base: &[(String, ChunkedFile)], size: usize) -> s
     let dim = encoder.dim();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ size as u64);
     let base_chunks: usize = base.iter().map(|(_, f)| f.chunks.len()).sum();
-    let mut base_vectors: Vec<Vec<f32>> = (0..base_chunks).map(|_| rng.unit(dim)).collect();
+    // `QUERY_LATENCY_COMMON=W` gives every vector a common direction of
+    // weight W (1.5 makes unrelated points' cosines ~0.7, like
+    // multilingual-e5's); also measured then: queries leaning on it.
+    let common_weight: f32 = std::env::var("QUERY_LATENCY_COMMON").ok().and_then(|w| w.parse().ok()).unwrap_or(0.0);
+    let common = rng.unit(dim);
+    let lean = |v: Vec<f32>| -> Vec<f32> {
+        if common_weight == 0.0 {
+            return v;
+        }
+        let mut v: Vec<f32> = v.iter().zip(&common).map(|(x, c)| x + common_weight * c).collect();
+        code_intel_embed::normalize(&mut v);
+        v
+    };
+    let mut base_vectors: Vec<Vec<f32>> = (0..base_chunks).map(|_| lean(rng.unit(dim))).collect();
     let mut vectors: Vec<(String, Vec<f32>)> = Vec::with_capacity(size);
     let mut points: Vec<Vec<f32>> = Vec::with_capacity(size);
 
@@ -260,6 +273,8 @@ fn run(encoder: &Arc<Encoder>, base: &[(String, ChunkedFile)], size: usize) -> s
     let random: Vec<Vec<f32>> = (0..200).map(|_| rng.unit(dim)).collect();
     let (recall_near, search_near) = recall(&near);
     let (recall_random, _) = recall(&random);
+    let leaning: Vec<Vec<f32>> = (0..200).map(|_| lean(rng.unit(dim))).collect();
+    let (recall_leaning, _) = recall(&leaning);
 
     serde_json::json!({
         "chunks": chunks,
@@ -277,6 +292,8 @@ fn run(encoder: &Arc<Encoder>, base: &[(String, ChunkedFile)], size: usize) -> s
         "index_search_ms": search_near,
         "index_build_s": recall_build_secs,
         "recall_at_10_near": recall_near,
+        "common_direction_weight": common_weight,
+        "recall_at_10_leaning": recall_leaning,
         "recall_at_10_random": recall_random,
     })
 }
