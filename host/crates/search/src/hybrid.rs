@@ -269,8 +269,11 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     if any_confident {
         hits.retain(|h| h.confident);
         hits.truncate(n);
-        for hit in &mut hits {
-            hit.linked_files = linked_files(store, &hit.file, hit.rowid, request.links)?;
+        if request.links > 0 {
+            let linked = store.paths_with_links(&hits.iter().map(|h| h.file.as_str()).collect::<Vec<_>>())?;
+            for hit in hits.iter_mut().filter(|h| linked.contains(&h.file)) {
+                hit.linked_files = linked_files(store, &hit.file, hit.rowid, request.links)?;
+            }
         }
         response.hits = hits;
     } else {

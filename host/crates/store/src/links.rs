@@ -25,6 +25,9 @@
 //! assert_eq!(store.links_to("routes/web.php").unwrap().len(), 1);
 //! let linked = store.linked_files("routes/web.php", None).unwrap();
 //! assert_eq!((linked[0].path.as_str(), linked[0].direction), ("resources/views/cart.blade.php", "in"));
+//! let with_links = store.paths_with_links(&["routes/web.php", "app/Unlinked.php", "resources/views/cart.blade.php"]).unwrap();
+//! assert_eq!(with_links.len(), 2);
+//! assert!(!with_links.contains("app/Unlinked.php"));
 //! ```
 
 use rusqlite::{Row, params};
@@ -184,6 +187,28 @@ impl Store {
             .prepare_cached(&format!("SELECT {LINK_COLUMNS} FROM links WHERE from_path = ?1 ORDER BY to_path, to_line, id"))?;
         let rows = stmt.query_map([path], link_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Which of `paths` have any link, from or to them: one statement for
+    /// a page of search results, most of which usually have none.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn paths_with_links(&self, paths: &[&str]) -> Result<std::collections::HashSet<String>> {
+        let mut out = std::collections::HashSet::new();
+        // Each path is bound twice; SQLite allows 32,766 parameters.
+        for batch in paths.chunks(1024) {
+            let placeholders = vec!["?"; batch.len()].join(",");
+            let mut stmt = self.conn().prepare_cached(&format!(
+                "SELECT from_path FROM links WHERE from_path IN ({placeholders})
+                 UNION SELECT to_path FROM links WHERE to_path IN ({placeholders})"
+            ))?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(batch.iter().chain(batch)), |r| r.get::<_, String>(0))?;
+            for path in rows {
+                out.insert(path?);
+            }
+        }
+        Ok(out)
     }
 
     /// Links that resolve to `path`, ordered by source.
