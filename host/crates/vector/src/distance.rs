@@ -41,71 +41,9 @@ impl pulp::WithSimd for Dot<'_> {
     }
 }
 
-/// Dot product of two int8 codes ([`quantize`]), exact in `i32` (384
-/// components of at most 127² stay far below `i32::MAX`). On x86-64 with
-/// AVX2 (detected once) it multiplies 32 pairs per instruction
-/// (`vpmaddubsw`); what the compiler makes of the portable loop is four times
-/// slower there (bench/README.md, "Vector search at 100k").
-#[must_use]
-pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        static AVX2: LazyLock<bool> = LazyLock::new(|| std::arch::is_x86_feature_detected!("avx2"));
-        if *AVX2 {
-            // SAFETY: AVX2 is present (checked above).
-            #[allow(unsafe_code)]
-            return unsafe { avx2::dot_i8(a, b) };
-        }
-    }
-    a.iter().zip(b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum()
-}
-
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-mod avx2 {
-    use std::arch::x86_64::{
-        __m256i, _mm_add_epi32, _mm_cvtsi128_si32, _mm_shuffle_epi32, _mm256_abs_epi8, _mm256_add_epi32,
-        _mm256_castsi256_si128, _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_madd_epi16,
-        _mm256_maddubs_epi16, _mm256_set1_epi16, _mm256_setzero_si256, _mm256_sign_epi8,
-    };
-
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-        let len = a.len().min(b.len());
-        let blocks = len / 32;
-        let ones = _mm256_set1_epi16(1);
-        let mut acc: __m256i = _mm256_setzero_si256();
-        for i in 0..blocks {
-            // SAFETY: i * 32 + 32 <= len, so both 32-byte loads are in
-            // bounds; unaligned loads need no alignment.
-            let (va, vb) = unsafe {
-                (
-                    _mm256_loadu_si256(a.as_ptr().add(i * 32).cast::<__m256i>()),
-                    _mm256_loadu_si256(b.as_ptr().add(i * 32).cast::<__m256i>()),
-                )
-            };
-            // |a| * (b with a's sign) = a * b, as unsigned x signed bytes:
-            // `vpmaddubsw` then sums pairs into i16 (at most 2 * 127 * 128,
-            // no saturation since codes lie in -127..=127) and `vpmaddwd`
-            // widens pairs of those into i32.
-            let pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(va), _mm256_sign_epi8(vb, va));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
-        }
-        let half = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
-        let quarter = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
-        let one = _mm_add_epi32(quarter, _mm_shuffle_epi32::<0b10_11_00_01>(quarter));
-        let tail: i32 = a[blocks * 32..len].iter().zip(&b[blocks * 32..len]).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
-        _mm_cvtsi128_si32(one) + tail
-    }
-}
-
 /// Symmetric int8 quantization of one vector: `codes[i] * scale ≈ v[i]`,
-/// with `scale = max |v[i]| / 127`. Scores from codes
-/// (`scale_a * scale_b * dot_i8`) are within ~1e-3 of the float dot product
-/// for unit vectors of a few hundred components: good enough to shortlist,
-/// not to rank (the shortlist is re-scored with the float vectors).
+/// with `scale = max |v[i]| / 127` (how a query meets int4 codes in
+/// [`dot_u4_i8`]).
 pub fn quantize(v: &[f32], codes: &mut Vec<i8>) -> f32 {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     if max == 0.0 || !max.is_finite() {
@@ -117,6 +55,147 @@ pub fn quantize(v: &[f32], codes: &mut Vec<i8>) -> f32 {
     #[allow(clippy::cast_possible_truncation)]
     codes.extend(v.iter().map(|x| (x * inv).round() as i8));
     max / 127.0
+}
+
+/// Components per int4 block. A block's 32 codes fill 16 bytes, the first
+/// 16 in the low nibbles and the next 16 in the high ones, so one 16-byte
+/// load unpacks (mask, shift) into the block's codes in order.
+pub const INT4_BLOCK: usize = 32;
+
+/// Bytes of the int4 code of a `dim`-component vector (whole blocks).
+#[must_use]
+pub fn int4_len(dim: usize) -> usize {
+    dim.div_ceil(INT4_BLOCK) * INT4_BLOCK / 2
+}
+
+/// 4-bit quantization of one vector: unsigned codes `u` with
+/// `v[i] ≈ scale * (u - 8)`, `u` in 1..=15, `scale = max |v[i]| / 7`;
+/// components past the end of `v` (block padding) are 8, i.e. zero.
+/// Appends [`int4_len`] bytes to `codes` and returns the scale. Scores from
+/// these codes are within ~1e-2 of the float dot product for unit vectors
+/// of a few hundred components: enough to pick a shortlist, which the float
+/// vectors then score.
+pub fn quantize4(v: &[f32], codes: &mut Vec<u8>) -> f32 {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let inv = if max > 0.0 && max.is_finite() { 7.0 / max } else { 0.0 };
+    // |x * inv| <= 7 by construction: the cast cannot wrap.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let code = |i: usize| -> u8 { v.get(i).map_or(8, |x| ((x * inv).round() as i32 + 8) as u8) };
+    for block in 0..v.len().div_ceil(INT4_BLOCK) {
+        let first = block * INT4_BLOCK;
+        codes.extend((0..16).map(|j| code(first + j) | (code(first + 16 + j) << 4)));
+    }
+    if inv == 0.0 { 0.0 } else { max / 7.0 }
+}
+
+/// `Σ q[i] * u[i]` for the unsigned values `u` (0..=15) of int4 codes
+/// ([`quantize4`]) and an int8 query ([`quantize`]) padded with zeros to
+/// whole blocks. On x86-64 with AVX2 (detected once) a block is unpacked
+/// and multiplied by a handful of instructions (`vpmaddubsw`, unsigned
+/// codes times signed query); the scan is bound by memory there, and these
+/// codes are half the size of int8 ones.
+#[must_use]
+pub fn dot_u4_i8(codes: &[u8], q: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX2: LazyLock<bool> = LazyLock::new(|| std::arch::is_x86_feature_detected!("avx2"));
+        if *AVX2 {
+            // SAFETY: AVX2 is present (checked above).
+            #[allow(unsafe_code)]
+            return unsafe { avx2::dot_u4_i8(codes, q) };
+        }
+    }
+    dot_u4_i8_portable(codes, q)
+}
+
+/// [`dot_u4_i8`] of the query with each of the consecutive codes in
+/// `codes` (`code_len` bytes each), written to `out` (cleared first). One
+/// call per batch rather than per point: the scan's per-point cost is a
+/// few nanoseconds, which a call and a feature check per point would double.
+pub fn dots_u4_i8(codes: &[u8], code_len: usize, q: &[i8], out: &mut Vec<i32>) {
+    out.clear();
+    if code_len == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX2: LazyLock<bool> = LazyLock::new(|| std::arch::is_x86_feature_detected!("avx2"));
+        if *AVX2 && code_len % 16 == 0 {
+            // SAFETY: AVX2 is present (checked above).
+            #[allow(unsafe_code)]
+            unsafe {
+                avx2::dots_u4_i8(codes, code_len, q, out);
+            }
+            return;
+        }
+    }
+    out.extend(codes.chunks_exact(code_len).map(|code| dot_u4_i8_portable(code, q)));
+}
+
+fn dot_u4_i8_portable(codes: &[u8], q: &[i8]) -> i32 {
+    let mut sum = 0i32;
+    for (bytes, qs) in codes.chunks_exact(16).zip(q.chunks_exact(INT4_BLOCK)) {
+        for (j, &b) in bytes.iter().enumerate() {
+            sum += i32::from(b & 0x0F) * i32::from(qs[j]) + i32::from(b >> 4) * i32::from(qs[16 + j]);
+        }
+    }
+    sum
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod avx2 {
+    use std::arch::x86_64::{
+        __m128i, __m256i, _mm_add_epi32, _mm_and_si128, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_set1_epi8,
+        _mm_shuffle_epi32, _mm_srli_epi16, _mm256_add_epi32, _mm256_castsi256_si128, _mm256_extracti128_si256,
+        _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_set_m128i, _mm256_set1_epi16,
+        _mm256_setzero_si256,
+    };
+
+    /// # Safety
+    /// The CPU must support AVX2; `code_len` is a multiple of 16.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn dots_u4_i8(codes: &[u8], code_len: usize, q: &[i8], out: &mut Vec<i32>) {
+        out.reserve(codes.len() / code_len);
+        for code in codes.chunks_exact(code_len) {
+            // SAFETY: the caller checked AVX2; inlined here, so the batch
+            // pays no call per point.
+            out.push(unsafe { dot_u4_i8(code, q) });
+        }
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) unsafe fn dot_u4_i8(codes: &[u8], q: &[i8]) -> i32 {
+        let blocks = (codes.len() / 16).min(q.len() / 32);
+        let low_nibbles = _mm_set1_epi8(0x0F);
+        let ones = _mm256_set1_epi16(1);
+        let mut acc: __m256i = _mm256_setzero_si256();
+        for block in 0..blocks {
+            // SAFETY: block < blocks, so the 16 code bytes and 32 query
+            // bytes read are in bounds; unaligned loads need no alignment.
+            let (packed, qv) = unsafe {
+                (
+                    _mm_loadu_si128(codes.as_ptr().add(block * 16).cast::<__m128i>()),
+                    _mm256_loadu_si256(q.as_ptr().add(block * 32).cast::<__m256i>()),
+                )
+            };
+            let low = _mm_and_si128(packed, low_nibbles);
+            let high = _mm_and_si128(_mm_srli_epi16::<4>(packed), low_nibbles);
+            // Codes 0..16 of the block in the lower half, 16..32 in the upper.
+            let unpacked = _mm256_set_m128i(high, low);
+            // Unsigned codes (<= 15) times signed query bytes, pairs summed
+            // into i16 (at most 2 * 15 * 128: no saturation), then into i32.
+            let pairs = _mm256_maddubs_epi16(unpacked, qv);
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+        }
+        let half = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
+        let quarter = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
+        let one = _mm_add_epi32(quarter, _mm_shuffle_epi32::<0b10_11_00_01>(quarter));
+        _mm_cvtsi128_si32(one)
+    }
 }
 
 /// `1 - a·b` for L2-normalised vectors: the cosine distance without
@@ -146,26 +225,37 @@ mod tests {
     }
 
     #[test]
-    fn quantized_dot_is_close_to_the_float_dot() {
-        let unit = |seed: u32| {
-            let v: Vec<f32> = (0..384u32).map(|i| ((i * 7919 + seed * 104_729) % 1000) as f32 / 500.0 - 1.0).collect();
+    fn int4_scores_are_close_to_the_float_dot() {
+        let unit = |seed: u32, dim: u32| {
+            let v: Vec<f32> = (0..dim).map(|i| ((i * 7919 + seed * 104_729) % 1000) as f32 / 500.0 - 1.0).collect();
             let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
             v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
         };
-        let (a, b) = (unit(1), unit(2));
-        let (mut ca, mut cb) = (Vec::new(), Vec::new());
-        let (sa, sb) = (quantize(&a, &mut ca), quantize(&b, &mut cb));
-        let approx = sa * sb * dot_i8(&ca, &cb) as f32;
-        assert!((approx - dot(&a, &b)).abs() < 2e-3, "{approx} vs {}", dot(&a, &b));
-        let naive: i32 = ca.iter().zip(&cb).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
-        assert_eq!(dot_i8(&ca, &cb), naive);
-        let naive_tail: i32 = ca[..37].iter().zip(&cb[..37]).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
-        assert_eq!(dot_i8(&ca[..37], &cb[..37]), naive_tail, "a length that is not a whole number of blocks");
+        for dim in [384, 37] {
+            let (a, b) = (unit(1, dim), unit(2, dim));
+            let mut q = Vec::new();
+            let sq = quantize(&a, &mut q);
+            q.resize(int4_len(a.len()) * 2, 0);
+            let mut codes = Vec::new();
+            let sb = quantize4(&b, &mut codes);
+            assert_eq!(codes.len(), int4_len(dim as usize));
+            let q_sum: i32 = q.iter().map(|&x| i32::from(x)).sum();
+            let approx = sq * sb * (dot_u4_i8(&codes, &q) - 8 * q_sum) as f32;
+            assert!((approx - dot(&a, &b)).abs() < 2e-2, "{approx} vs {} ({dim} components)", dot(&a, &b));
+            assert_eq!(dot_u4_i8(&codes, &q), dot_u4_i8_portable(&codes, &q), "the SIMD path agrees with the portable one");
+            let mut two = codes.clone();
+            two.extend(std::iter::repeat_n(0x99, codes.len()));
+            let mut out = vec![7];
+            dots_u4_i8(&two, codes.len(), &q, &mut out);
+            assert_eq!(out, vec![dot_u4_i8(&codes, &q), dot_u4_i8_portable(&two[codes.len()..], &q)], "one score per code");
+        }
         // The extremes: no pair sum may saturate.
-        assert_eq!(dot_i8(&[-127; 64], &[-127; 64]), 64 * 127 * 127);
-        assert_eq!(dot_i8(&[127; 64], &[-127; 64]), -64 * 127 * 127);
+        let codes = vec![0xFF; 16];
+        assert_eq!(dot_u4_i8(&codes, &[-128; 32]), -32 * 15 * 128);
+        assert_eq!(dot_u4_i8(&codes, &[127; 32]), 32 * 15 * 127);
         let mut zero = Vec::new();
-        assert_eq!(quantize(&[0.0; 4], &mut zero), 0.0);
-        assert_eq!(zero, vec![0; 4]);
+        assert_eq!(quantize4(&[0.0; 4], &mut zero), 0.0);
+        assert_eq!(zero, vec![0x88; 16]);
+        assert_eq!(quantize(&[0.0; 4], &mut Vec::new()), 0.0);
     }
 }

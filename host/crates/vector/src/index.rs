@@ -7,7 +7,7 @@ use hnsw_rs::hnsw::Hnsw;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::distance::{UnitDot, dot, dot_i8, quantize};
+use crate::distance::{UnitDot, dot, dots_u4_i8, int4_len, quantize, quantize4};
 
 /// Collections up to this many live points are searched exactly. At 10k
 /// points an exact scan takes ~1.1 ms p50 on two cores (bench/README.md,
@@ -15,23 +15,23 @@ use crate::distance::{UnitDot, dot, dot_i8, quantize};
 pub const EXACT_SEARCH_MAX: usize = 20_000;
 
 /// Collections up to this many live points (and above
-/// [`EXACT_SEARCH_MAX`]) are searched by scanning int8 codes of the vectors
-/// (a quarter of the memory to read) and re-scoring a shortlist with the
-/// float vectors: as accurate as exact search for any query, with no graph
-/// to build (a 100k-point graph took 513 s on two cores and missed the
+/// [`EXACT_SEARCH_MAX`]) are searched by scanning int4 codes of the vectors
+/// (an eighth of the memory to read: the scan is bound by memory) and
+/// re-scoring a shortlist with the float vectors: as accurate as exact
+/// search for every query measured, with no graph to build (a 100k-point graph took 513 s on two cores and missed the
 /// recall goal for queries far from every point; bench/README.md). Above
 /// it the HNSW graph takes over.
 pub const QUANTIZED_SCAN_MAX: usize = 250_000;
 
 /// The quantized scan's shortlist: this many candidates per wanted result
-/// (at least [`RERANK_MIN`]) are re-scored with the float vectors. Int8
-/// scores are within ~1e-3 of the float ones, so only near-ties can be
-/// misordered at the shortlist's edge; they crowd it when a query is far
-/// from every point of a collection whose vectors share one direction
-/// (recall@10 0.959 at 100k with a shortlist of 64, bench/README.md), so
-/// the shortlist is generous: re-scoring 256 vectors costs ~0.1 ms.
-const RERANK_FACTOR: usize = 8;
-const RERANK_MIN: usize = 256;
+/// (at least [`RERANK_MIN`]) are re-scored with the float vectors. Int4
+/// scores are within ~1e-2 of the float ones, so only points that close
+/// to the last wanted result can be misordered at the shortlist's edge;
+/// they crowd it when a query is far from every point of a collection whose
+/// vectors share one direction (bench/README.md), so the shortlist is
+/// generous: re-scoring 512 vectors costs ~0.2 ms.
+const RERANK_FACTOR: usize = 16;
+const RERANK_MIN: usize = 512;
 
 /// hnsw_rs `max_nb_connection` (M). 24 is the usual choice for 384-d
 /// embeddings; at 100k clustered points recall@10 is 1.0 for queries near
@@ -112,8 +112,8 @@ pub struct VectorIndex {
     pub(crate) alive: Vec<bool>,
     /// Internal id * dim -> vector.
     pub(crate) vectors: Vec<f32>,
-    /// Internal id * dim -> int8 code of the vector ([`quantize`]).
-    pub(crate) codes: Vec<i8>,
+    /// Internal id * [`int4_len`] -> int4 code of the vector ([`quantize4`]).
+    pub(crate) codes: Vec<u8>,
     /// Internal id -> the code's scale.
     pub(crate) scales: Vec<f32>,
     /// Live key -> internal id.
@@ -189,7 +189,7 @@ impl VectorIndex {
     }
 
     /// How an unfiltered search is answered at the current size: `exact`,
-    /// `quantized` (int8 scan, float re-scoring) or `graph`.
+    /// `quantized` (int4 scan, float re-scoring) or `graph`.
     #[must_use]
     pub fn search_path(&self) -> &'static str {
         if self.hnsw.is_some() {
@@ -252,7 +252,7 @@ impl VectorIndex {
         self.hashes.push(hash);
         self.alive.push(true);
         self.vectors.extend_from_slice(vector);
-        self.scales.push(quantize(vector, &mut self.codes));
+        self.scales.push(quantize4(vector, &mut self.codes));
         self.live.insert(key, id);
         true
     }
@@ -261,15 +261,16 @@ impl VectorIndex {
         &self.vectors[id * self.dim..(id + 1) * self.dim]
     }
 
-    fn code(&self, id: usize) -> &[i8] {
-        &self.codes[id * self.dim..(id + 1) * self.dim]
+    fn code(&self, id: usize) -> &[u8] {
+        let n = int4_len(self.dim);
+        &self.codes[id * n..(id + 1) * n]
     }
 
-    /// Recomputes every point's int8 code from its vector (after loading
+    /// Recomputes every point's int4 code from its vector (after loading
     /// vectors in bulk).
     pub(crate) fn quantize_all(&mut self) {
-        self.codes = Vec::with_capacity(self.vectors.len());
-        self.scales = self.vectors.chunks_exact(self.dim.max(1)).map(|v| quantize(v, &mut self.codes)).collect();
+        self.codes = Vec::with_capacity(self.keys.len() * int4_len(self.dim));
+        self.scales = self.vectors.chunks_exact(self.dim.max(1)).map(|v| quantize4(v, &mut self.codes)).collect();
     }
 
     /// How much graph maintenance [`VectorIndex::refresh`] would do: `0` when
@@ -345,7 +346,7 @@ impl VectorIndex {
         let mut keys = Vec::with_capacity(self.live.len());
         let mut hashes = Vec::with_capacity(self.live.len());
         let mut vectors = Vec::with_capacity(self.live.len() * self.dim);
-        let mut codes = Vec::with_capacity(self.live.len() * self.dim);
+        let mut codes = Vec::with_capacity(self.live.len() * int4_len(self.dim));
         let mut scales = Vec::with_capacity(self.live.len());
         for id in 0..self.keys.len() {
             if self.alive[id] {
@@ -425,30 +426,54 @@ impl VectorIndex {
         hits
     }
 
-    /// Scans the int8 codes for a shortlist, then re-scores it with the
+    /// Scans the int4 codes for a shortlist, then re-scores it with the
     /// float vectors (see [`QUANTIZED_SCAN_MAX`]).
     fn scan_quantized(&self, query: &[f32], k: usize, allowed: Option<&HashSet<i64>>) -> Vec<Hit> {
         let mut q = Vec::with_capacity(self.dim);
         quantize(query, &mut q);
+        q.resize(int4_len(self.dim) * 2, 0);
+        let q_sum: i32 = q.iter().map(|&x| i32::from(x)).sum();
         let shortlist = k.saturating_mul(RERANK_FACTOR).max(RERANK_MIN);
         let admits = |id: usize| self.alive[id] && allowed.is_none_or(|set| set.contains(&self.keys[id]));
-        // Ordering by `scale * dot` is ordering by the approximate cosine:
-        // the query's own scale is the same for every point.
-        #[allow(clippy::cast_precision_loss)]
-        let approx = |id: usize| (id, self.scales[id] * dot_i8(&q, self.code(id)) as f32);
+        let code_len = int4_len(self.dim);
         let keep_best = |c: &mut Vec<(usize, f32)>| {
             if c.len() > shortlist {
                 c.select_nth_unstable_by(shortlist - 1, |a, b| b.1.total_cmp(&a.1));
                 c.truncate(shortlist);
             }
         };
-        let mut candidates: Vec<(usize, f32)> = (0..self.keys.len().div_ceil(SCAN_CHUNK))
+        // Per run of points: int4 scores, then the run's best `shortlist`
+        // (a threshold from a selection over plain floats, then the points
+        // above it: cheaper than selecting over (id, score) pairs).
+        let scan_run = |first: usize, end: usize| -> Vec<(usize, f32)> {
+            let mut raw = Vec::with_capacity(end - first);
+            dots_u4_i8(&self.codes[first * code_len..end * code_len], code_len, &q, &mut raw);
+            // Ordering by `scale * dot` is ordering by the approximate
+            // cosine: the query's own scale is the same for every point.
+            #[allow(clippy::cast_precision_loss)]
+            let scores: Vec<f32> = (first..end)
+                .zip(&raw)
+                .map(|(id, &dot)| if admits(id) { self.scales[id] * (dot - 8 * q_sum) as f32 } else { f32::NEG_INFINITY })
+                .collect();
+            let threshold = if scores.len() > shortlist {
+                let mut selection = scores.clone();
+                let (_, &mut nth, _) = selection.select_nth_unstable_by(shortlist - 1, |a, b| b.total_cmp(a));
+                nth
+            } else {
+                f32::NEG_INFINITY
+            };
+            let mut local: Vec<(usize, f32)> =
+                (first..end).zip(scores).filter(|&(_, s)| s >= threshold && s > f32::NEG_INFINITY).collect();
+            keep_best(&mut local);
+            local
+        };
+        let runs = self.keys.len().div_ceil(SCAN_CHUNK);
+        let run_of = |chunk: usize| (chunk * SCAN_CHUNK, ((chunk + 1) * SCAN_CHUNK).min(self.keys.len()));
+        let mut candidates: Vec<(usize, f32)> = (0..runs)
             .into_par_iter()
-            .flat_map_iter(|chunk| {
-                let ids = chunk * SCAN_CHUNK..((chunk + 1) * SCAN_CHUNK).min(self.keys.len());
-                let mut local: Vec<(usize, f32)> = ids.filter(|&id| admits(id)).map(approx).collect();
-                keep_best(&mut local);
-                local
+            .flat_map_iter(|c| {
+                let (first, end) = run_of(c);
+                scan_run(first, end)
             })
             .collect();
         keep_best(&mut candidates);
@@ -631,7 +656,7 @@ mod tests {
         // Like multilingual-e5: every vector leans on one common direction
         // (unrelated points have cosines around 0.7), and points come in
         // clusters: what tells points apart is a small part of each vector,
-        // which the int8 codes must still resolve.
+        // which the int4 codes must still resolve.
         let dim = 384;
         let common = unit(999, dim);
         let mut index = VectorIndex::new(dim).with_thresholds(500, 1_000_000);

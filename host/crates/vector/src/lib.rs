@@ -1,5 +1,5 @@
 //! Vector search over chunk embeddings: exact cosine for small collections,
-//! an int8 scan with float re-scoring above [`EXACT_SEARCH_MAX`] points,
+//! an int4 scan with float re-scoring above [`EXACT_SEARCH_MAX`] points,
 //! HNSW (hnsw_rs) above [`QUANTIZED_SCAN_MAX`].
 //!
 //! ```
@@ -34,7 +34,7 @@ mod distance;
 mod index;
 mod persist;
 
-pub use distance::{UnitDot, dot, dot_i8, quantize};
+pub use distance::{INT4_BLOCK, UnitDot, dot, dot_u4_i8, dots_u4_i8, int4_len, quantize, quantize4};
 pub use index::{
     Diff, EXACT_SEARCH_MAX, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_MAX_CONNECTIONS, HNSW_MAX_LAYERS, Hit,
     QUANTIZED_SCAN_MAX, REBUILD_DEAD_FRACTION, VectorIndex, hash64,
