@@ -286,6 +286,40 @@ fn map_short_circuits_and_forest_honours_filters_and_deletions() {
 }
 
 #[test]
+fn a_graph_snapshot_is_dropped_once_the_collection_is_scanned_instead() {
+    // An index saved with a graph (as earlier versions did from 20,000
+    // points) must not bring the graph back at every start once the
+    // collection is searched by a scan: the first sync drops the snapshot.
+    let tmp = tempfile::tempdir().unwrap();
+    let encoder = Arc::new(tiny(&tmp.path().join("tiny"), "tiny", 8));
+    let mut store = Store::open(&tmp.path().join("index.db")).unwrap();
+    add_file(&mut store, "app/a.py", app_chunks("def compute_total(order): return order.total"));
+    embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
+    let dir = tmp.path().join("vectors");
+    let key = encoder.info().key.to_string();
+    let mut graph = code_intel_vector::VectorIndex::new(encoder.dim()).with_graph_threshold(1);
+    for i in 0..8u64 {
+        let mut v = vec![0.0; encoder.dim()];
+        v[usize::try_from(i).unwrap() % encoder.dim()] = 1.0;
+        graph.insert(1_000 + i64::try_from(i).unwrap(), i, &v);
+    }
+    assert!(graph.refresh() && graph.uses_hnsw());
+    graph.save(&dir.join("forest"), &key, store.vector_generation().unwrap()).unwrap();
+    assert!(dir.join("forest").exists());
+
+    let vectors = VectorSearch::new(ModelHandle::ready(Arc::clone(&encoder)), Some(dir.clone()));
+    assert!(vectors.needs_graph(3), "a snapshot on disk is work for `index`");
+    vectors.sync(&store).unwrap();
+    assert!(!dir.join("forest").exists(), "the unused snapshot is removed");
+    assert!(!vectors.needs_graph(3));
+    let mut request = SearchRequest::new("compute the order total");
+    request.mode = Some(Mode::Semantic);
+    request.collection = Collection::Forest;
+    let res = search(&store, Some(&vectors), &request).unwrap();
+    assert!(res.hits.iter().all(|h| h.file == "app/a.py"), "the store's chunks, not the snapshot's points: {res:?}");
+}
+
+#[test]
 fn without_a_model_search_degrades_to_lexical_and_says_why() {
     let tmp = tempfile::tempdir().unwrap();
     let mut store = Store::open(&tmp.path().join("index.db")).unwrap();
