@@ -92,14 +92,13 @@ pub fn quantize4(v: &[f32], codes: &mut Vec<u8>) -> f32 {
 /// ([`quantize4`]) and an int8 query ([`quantize`]) padded with zeros to
 /// whole blocks. On x86-64 with AVX2 (detected once) a block is unpacked
 /// and multiplied by a handful of instructions (`vpmaddubsw`, unsigned
-/// codes times signed query); the scan is bound by memory there, and these
-/// codes are half the size of int8 ones.
+/// codes times signed query). The codes are half the size of int8 ones,
+/// and a scan reads every one.
 #[must_use]
 pub fn dot_u4_i8(codes: &[u8], q: &[i8]) -> i32 {
     #[cfg(target_arch = "x86_64")]
     {
-        static AVX2: LazyLock<bool> = LazyLock::new(|| std::arch::is_x86_feature_detected!("avx2"));
-        if *AVX2 {
+        if has_avx2() {
             // SAFETY: AVX2 is present (checked above).
             #[allow(unsafe_code)]
             return unsafe { avx2::dot_u4_i8(codes, q) };
@@ -119,8 +118,7 @@ pub fn dots_u4_i8(codes: &[u8], code_len: usize, q: &[i8], out: &mut Vec<i32>) {
     }
     #[cfg(target_arch = "x86_64")]
     {
-        static AVX2: LazyLock<bool> = LazyLock::new(|| std::arch::is_x86_feature_detected!("avx2"));
-        if *AVX2 && code_len % 16 == 0 {
+        if has_avx2() && code_len.is_multiple_of(16) {
             // SAFETY: AVX2 is present (checked above).
             #[allow(unsafe_code)]
             unsafe {
@@ -130,6 +128,13 @@ pub fn dots_u4_i8(codes: &[u8], code_len: usize, q: &[i8], out: &mut Vec<i32>) {
         }
     }
     out.extend(codes.chunks_exact(code_len).map(|code| dot_u4_i8_portable(code, q)));
+}
+
+/// AVX2 support, detected once.
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    static AVX2: LazyLock<bool> = LazyLock::new(|| std::arch::is_x86_feature_detected!("avx2"));
+    *AVX2
 }
 
 fn dot_u4_i8_portable(codes: &[u8], q: &[i8]) -> i32 {

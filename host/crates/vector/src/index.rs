@@ -16,11 +16,11 @@ pub const EXACT_SEARCH_MAX: usize = 20_000;
 
 /// Collections up to this many live points (and above
 /// [`EXACT_SEARCH_MAX`]) are searched by scanning int4 codes of the vectors
-/// (an eighth of the memory to read: the scan is bound by memory) and
-/// re-scoring a shortlist with the float vectors: as accurate as exact
-/// search for every query measured, with no graph to build (a 100k-point graph took 513 s on two cores and missed the
-/// recall goal for queries far from every point; bench/README.md). Above
-/// it the HNSW graph takes over.
+/// (an eighth of the float data to read) and re-scoring a shortlist with
+/// the float vectors: as accurate as exact search for every query measured,
+/// with no graph to build (a 100k-point graph took 513 s on two cores and
+/// missed the recall goal for queries far from every point;
+/// bench/README.md). Above it the HNSW graph takes over.
 pub const QUANTIZED_SCAN_MAX: usize = 250_000;
 
 /// The quantized scan's shortlist: this many candidates per wanted result
