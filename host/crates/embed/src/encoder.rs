@@ -26,11 +26,14 @@ use crate::model::{ModelSource, ResolvedModel, check_model_dir};
 pub const TEXT_RECIPE_VERSION: u32 = 1;
 
 /// Most padded tokens (sequences x longest sequence) in one forward pass.
-/// Attention memory grows with batch x heads x len²: 4096 tokens at 512
-/// per sequence is 8 x 12 x 512² x 4 B = 100 MB, comfortably in RAM, while at
-/// 128 tokens it gives 32-sequence batches, the size where the matrix
-/// products reach full speed (measured in `benches/embed_throughput.rs`).
-pub const MAX_BATCH_TOKENS: usize = 4096;
+/// Smaller than the matrix products alone would like: every layer makes
+/// several element-wise passes over the attention scores (batch x heads x
+/// len² floats: 16 x 12 x 256² x 4 B = 50 MB per worker at 4,096 tokens),
+/// and at 1,024 tokens they stay far closer to the CPU. Measured with
+/// all-MiniLM-L6-v2 on 2 cores (`embed_throughput`, 660 chunks of host/,
+/// alternating builds): 4,096 tokens 2,632-3,026 tokens/s, 2,048 2,934,
+/// 1,024 2,816-3,366, 512 2,791-2,895.
+pub const MAX_BATCH_TOKENS: usize = 1024;
 
 /// Most sequences in one forward pass (very short texts: queries, names).
 pub const MAX_BATCH_SEQUENCES: usize = 64;
