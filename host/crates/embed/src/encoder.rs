@@ -1,12 +1,15 @@
-//! The sentence encoder: a BERT-family model (candle-transformers' `BertModel`)
-//! with its `tokenizer.json`, mean (or CLS) pooling and L2 normalisation.
+//! The sentence encoder: a BERT-family model with its `tokenizer.json`, mean
+//! (or CLS) pooling and L2 normalisation.
 //!
-//! Throughput comes from three things: texts are tokenised once and sorted by
-//! token length so that each batch holds sequences of nearly equal length (no
-//! padding waste); batches are bounded by a token budget rather than a count;
-//! and each core runs its own batches on a single-thread pool, so the
-//! element-wise work between matrix products (GELU, layer norm, softmax) is
-//! parallel too, not only the matrix products.
+//! Throughput comes from four things: texts are tokenised once and sorted by
+//! token length so that each batch holds sequences of nearly equal length;
+//! batches are bounded by a token budget rather than a count; each core runs
+//! its own batches on a single-thread pool, so the element-wise work between
+//! matrix products (GELU, layer norm, softmax) is parallel too, not only the
+//! matrix products; and the forward pass is [`crate::packed`]'s, which packs
+//! a batch's sequences without padding and fuses the element-wise work.
+//! candle-transformers' `BertModel` computes the same vectors more slowly and
+//! stays available as the reference ([`ENCODER_ENV`]` = reference`).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -19,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use tokenizers::Tokenizer;
 
 use crate::fingerprint;
+use crate::packed::{PackedBert, Pool};
 use crate::model::{ModelSource, ResolvedModel, check_model_dir};
 
 /// Version of the text recipe ([`crate::chunk_text`], prefixes, pooling);
@@ -42,6 +46,43 @@ pub const MAX_BATCH_SEQUENCES: usize = 64;
 /// token of code is rarely longer than this, so cutting the text here never
 /// changes the truncated result but spares tokenising megabytes.
 const MAX_CHARS_PER_TOKEN: usize = 12;
+
+/// Selects the forward pass: `packed` (the default, [`crate::packed`]) or
+/// `reference` (candle-transformers' `BertModel`, padded batches).
+pub const ENCODER_ENV: &str = "CODE_INTEL_ENCODER";
+
+/// The implementation of the model's forward pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ForwardPass {
+    /// Sequences packed without padding, fused element-wise kernels.
+    Packed,
+    /// candle-transformers' `BertModel` on padded batches.
+    Reference,
+}
+
+impl ForwardPass {
+    /// The pass [`ENCODER_ENV`] names; `Packed` when it is unset.
+    ///
+    /// # Errors
+    /// A value other than `packed` or `reference`, with what to set instead.
+    pub fn from_env() -> Result<Self, String> {
+        Self::from_setting(std::env::var(ENCODER_ENV).ok().as_deref())
+    }
+
+    /// The pass a value of [`ENCODER_ENV`] names (`None`: unset).
+    ///
+    /// # Errors
+    /// As [`ForwardPass::from_env`].
+    pub fn from_setting(value: Option<&str>) -> Result<Self, String> {
+        match value {
+            None => Ok(Self::Packed),
+            Some(v) if v.eq_ignore_ascii_case("packed") || v.is_empty() => Ok(Self::Packed),
+            Some(v) if v.eq_ignore_ascii_case("reference") => Ok(Self::Reference),
+            Some(v) => Err(format!("{ENCODER_ENV}={v:?} is not a forward pass; set it to `packed` (the default) or `reference`, or unset it")),
+        }
+    }
+}
 
 /// Which side of a comparison a text is on (e5 models are trained with
 /// `query: ` and `passage: ` prefixes).
@@ -114,6 +155,8 @@ pub struct ModelInfo {
     pub pooling: Pooling,
     /// `query: ` / `passage: ` prefixes are applied.
     pub e5_prefixes: bool,
+    /// The forward pass computing the vectors.
+    pub forward: ForwardPass,
 }
 
 /// Options of [`Encoder::load`].
@@ -128,6 +171,9 @@ pub struct EncoderOptions {
     /// [`crate::fingerprint`]); `None` hashes the files at every load.
     /// Default: [`fingerprint::default_cache_dir`].
     pub fingerprint_cache: Option<std::path::PathBuf>,
+    /// The forward pass. Default: [`ForwardPass::from_env`], `Packed` when
+    /// that is unset or invalid ([`Encoder::load`] reports an invalid value).
+    pub forward: Option<ForwardPass>,
 }
 
 impl Default for EncoderOptions {
@@ -136,13 +182,14 @@ impl Default for EncoderOptions {
             workers: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             max_tokens: None,
             fingerprint_cache: Some(fingerprint::default_cache_dir()),
+            forward: None,
         }
     }
 }
 
 /// A loaded sentence encoder. Load once, share (`Arc`), call from any thread.
 pub struct Encoder {
-    model: BertModel,
+    model: Model,
     tokenizer: Tokenizer,
     info: ModelInfo,
     /// One single-thread pool per worker; see the module doc.
@@ -152,6 +199,11 @@ pub struct Encoder {
     /// instead of leaving all but one idle.
     shared: rayon::ThreadPool,
     device: Device,
+}
+
+enum Model {
+    Packed(PackedBert),
+    Reference(BertModel),
 }
 
 #[derive(Deserialize)]
@@ -214,7 +266,7 @@ impl Encoder {
             return Err(incompatible(format!("config.json architectures {archs:?} are not BERT")));
         }
         let config: BertConfig = serde_json::from_slice(&config_bytes).map_err(|e| incompatible(format!("config.json: {e}")))?;
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
             return Err(incompatible(format!(
                 "config.json hidden_size {} is not a multiple of num_attention_heads {}",
                 config.hidden_size, config.num_attention_heads
@@ -273,13 +325,28 @@ impl Encoder {
         };
 
         let device = Device::Cpu;
+        let forward = match options.forward {
+            Some(forward) => forward,
+            None => ForwardPass::from_env().map_err(EmbedError::Inference)?,
+        };
         // candle's loaders validate as they go but a malformed file could
         // still trip an assertion deep inside; never let that take the host down.
-        let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<BertModel, String> {
-            let tensors = crate::weights::load(&weights, &device).map_err(|e| format!("model.safetensors: {e}"))?;
+        let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<Model, String> {
+            let mut tensors = crate::weights::load(&weights, &device).map_err(|e| format!("model.safetensors: {e}"))?;
             drop(weights);
-            let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-            BertModel::load(vb, &config).map_err(|e| format!("model.safetensors does not fit config.json: {e}"))
+            let unfit = |e: String| format!("model.safetensors does not fit config.json: {e}");
+            match forward {
+                ForwardPass::Packed => PackedBert::load(&mut tensors, &config).map(Model::Packed).map_err(unfit),
+                ForwardPass::Reference => {
+                    let tensors = tensors
+                        .into_iter()
+                        .map(|(name, weight)| Ok((name, weight.into_tensor(&device)?)))
+                        .collect::<candle_core::Result<std::collections::HashMap<_, _>>>()
+                        .map_err(|e| format!("model.safetensors: {e}"))?;
+                    let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
+                    BertModel::load(vb, &config).map(Model::Reference).map_err(|e| unfit(e.to_string()))
+                }
+            }
         }))
         .map_err(|_| corrupt("model.safetensors: loading panicked".to_string()))?
         .map_err(corrupt)?;
@@ -310,6 +377,7 @@ impl Encoder {
             layers: config.num_hidden_layers,
             pooling,
             e5_prefixes,
+            forward,
         };
         tracing::info!(model = %info.key, dim = info.dim, max_tokens, workers, "embedding model loaded");
         Ok(Self { model, tokenizer, info, pools, shared, device })
@@ -447,6 +515,23 @@ impl Encoder {
     /// One forward pass over `batch` (indices into `encodings`), returning a
     /// normalised vector per index.
     fn forward(&self, batch: &[usize], encodings: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let model = match &self.model {
+            Model::Packed(model) => model,
+            Model::Reference(model) => return self.forward_padded(model, batch, encodings),
+        };
+        let sequences: Vec<&[u32]> = batch.iter().map(|&i| encodings[i].as_slice()).collect();
+        let pool = match self.info.pooling {
+            Pooling::Mean => Pool::Mean,
+            Pooling::Cls => Pool::Cls,
+        };
+        let mut vectors = model.embed(&sequences, pool).map_err(EmbedError::Inference)?;
+        vectors.iter_mut().for_each(|v| normalize(v));
+        Ok(vectors)
+    }
+
+    /// [`Encoder::forward`] through candle-transformers' `BertModel`: one
+    /// padded tensor per batch, with an attention mask.
+    fn forward_padded(&self, model: &BertModel, batch: &[usize], encodings: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let err = |e: candle_core::Error| EmbedError::Inference(e.to_string());
         let n = batch.len();
         let len = batch.iter().map(|&i| encodings[i].len()).max().unwrap_or(1).max(1);
@@ -460,7 +545,7 @@ impl Encoder {
         let ids_t = Tensor::from_vec(ids, (n, len), &self.device).map_err(err)?;
         let mask_t = Tensor::from_vec(mask.clone(), (n, len), &self.device).map_err(err)?;
         let types = ids_t.zeros_like().map_err(err)?;
-        let hidden = self.model.forward(&ids_t, &types, Some(&mask_t)).map_err(err)?;
+        let hidden = model.forward(&ids_t, &types, Some(&mask_t)).map_err(err)?;
         let hidden: Vec<f32> = hidden.flatten_all().and_then(|t| t.to_vec1()).map_err(err)?;
         let dim = self.info.dim;
         let mut out = Vec::with_capacity(n);

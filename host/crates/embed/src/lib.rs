@@ -13,8 +13,12 @@
 //!
 //! - [`model`]: where the model folder comes from (config, env, caches,
 //!   hf-hub), without ever hanging offline.
-//! - [`encoder`]: the candle BERT encoder: tokenise, length-sorted batches,
+//! - [`encoder`]: the BERT encoder: tokenise, length-sorted batches,
 //!   mean pooling, L2 normalisation, e5 prefixes.
+//! - `packed`: the forward pass over a batch's sequences packed without
+//!   padding, on candle's matrix kernel (`gemm`) with fused element-wise
+//!   work; candle-transformers' `BertModel` is the reference it is tested
+//!   against.
 //! - [`service`]: one shared encoder per process, loaded in the background.
 //! - [`pipeline`]: embeds the chunks of the store that have no vector for the
 //!   current model yet, batch by batch, resumable.
@@ -29,6 +33,7 @@
 pub mod encoder;
 pub mod fingerprint;
 mod heap;
+mod packed;
 pub mod model;
 pub mod pipeline;
 pub mod service;
@@ -36,7 +41,7 @@ pub mod text;
 pub mod threads;
 mod weights;
 
-pub use encoder::{EmbedError, Encoder, EncoderOptions, ModelInfo, ModelKey, Pooling, Role, TEXT_RECIPE_VERSION, normalize};
+pub use encoder::{ENCODER_ENV, EmbedError, Encoder, EncoderOptions, ForwardPass, ModelInfo, ModelKey, Pooling, Role, TEXT_RECIPE_VERSION, normalize};
 pub use model::{DEFAULT_MODEL, MODEL_DIR_ENV, ModelSource, ResolveOptions, ResolvedModel, Unavailable, install, install_hint, models_dir, resolve};
 pub use pipeline::{EmbedProgress, EmbedReport, embed_pending};
 pub use service::{ModelHandle, ModelState};

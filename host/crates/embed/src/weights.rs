@@ -15,27 +15,75 @@ use candle_core::{Device, Tensor};
 /// Tensors smaller than this are not worth a huge-page hint.
 const HUGE_PAGE_MIN_BYTES: usize = 4 * 1024 * 1024;
 
+/// One tensor of the file: f32 values read straight into their own memory,
+/// anything else as a candle tensor.
+pub(crate) enum Weight {
+    F32 { shape: Vec<usize>, values: Vec<f32> },
+    Other(Tensor),
+}
+
+impl Weight {
+    /// The tensor, taking over an f32 tensor's memory without a copy.
+    ///
+    /// # Errors
+    /// Values that do not fill the shape.
+    pub(crate) fn into_tensor(self, device: &Device) -> candle_core::Result<Tensor> {
+        match self {
+            Weight::F32 { shape, values } => Tensor::from_vec(values, shape, device),
+            Weight::Other(tensor) => Ok(tensor),
+        }
+    }
+
+    /// Shape and f32 values (row-major), converting other element types.
+    ///
+    /// # Errors
+    /// An element type candle cannot convert to f32.
+    pub(crate) fn into_f32(self) -> candle_core::Result<(Vec<usize>, Vec<f32>)> {
+        match self {
+            Weight::F32 { shape, values } => Ok((shape, values)),
+            Weight::Other(tensor) => {
+                let shape = tensor.dims().to_vec();
+                let values = tensor.to_dtype(candle_core::DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
+                Ok((shape, values))
+            }
+        }
+    }
+}
+
 /// Every tensor of a `.safetensors` file's bytes.
 ///
 /// # Errors
 /// A malformed file, or a tensor candle cannot build.
-pub(crate) fn load(bytes: &[u8], device: &Device) -> candle_core::Result<HashMap<String, Tensor>> {
+pub(crate) fn load(bytes: &[u8], device: &Device) -> candle_core::Result<HashMap<String, Weight>> {
     let file = safetensors::SafeTensors::deserialize(bytes)?;
     file.tensors()
         .into_iter()
         .map(|(name, view)| {
-            let tensor = if view.dtype() == safetensors::Dtype::F32 && device.is_cpu() {
+            let weight = if view.dtype() == safetensors::Dtype::F32 && device.is_cpu() {
                 let data = view.data();
                 let mut values: Vec<f32> = Vec::with_capacity(data.len() / 4);
                 advise_huge_pages(&values);
                 values.extend(data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
-                Tensor::from_vec(values, view.shape(), device)?
+                let shape = view.shape().to_vec();
+                if shape.iter().product::<usize>() != values.len() {
+                    return Err(candle_core::Error::Msg(format!("tensor {name}: {} values for shape {shape:?}", values.len())));
+                }
+                Weight::F32 { shape, values }
             } else {
-                candle_core::safetensors::Load::load(&view, device)?
+                Weight::Other(candle_core::safetensors::Load::load(&view, device)?)
             };
-            Ok((name, tensor))
+            Ok((name, weight))
         })
         .collect()
+}
+
+/// Every tensor of the file as a candle tensor (what candle's own loader gives).
+///
+/// # Errors
+/// As [`load`].
+#[cfg(test)]
+pub(crate) fn load_tensors(bytes: &[u8], device: &Device) -> candle_core::Result<HashMap<String, Tensor>> {
+    load(bytes, device)?.into_iter().map(|(name, weight)| Ok((name, weight.into_tensor(device)?))).collect()
 }
 
 /// Asks the kernel for transparent huge pages over the (still untouched)
@@ -81,7 +129,7 @@ mod tests {
         candle_core::safetensors::save(&tensors, &path).unwrap();
         let bytes = std::fs::read(&path).unwrap();
 
-        let ours = load(&bytes, &device).unwrap();
+        let ours = load_tensors(&bytes, &device).unwrap();
         let candles = candle_core::safetensors::load_buffer(&bytes, &device).unwrap();
         assert_eq!(ours.len(), candles.len());
         for (name, theirs) in &candles {
