@@ -30,14 +30,15 @@ use crate::model::{ModelSource, ResolvedModel, check_model_dir};
 pub const TEXT_RECIPE_VERSION: u32 = 1;
 
 /// Most padded tokens (sequences x longest sequence) in one forward pass.
-/// Smaller than the matrix products alone would like: every layer makes
-/// several element-wise passes over the attention scores (batch x heads x
-/// len² floats: 16 x 12 x 256² x 4 B = 50 MB per worker at 4,096 tokens),
-/// and at 1,024 tokens they stay far closer to the CPU. Measured with
-/// all-MiniLM-L6-v2 on 2 cores (`embed_throughput`, 660 chunks of host/,
-/// alternating builds): 4,096 tokens 2,632-3,026 tokens/s, 2,048 2,934,
-/// 1,024 2,816-3,366, 512 2,791-2,895.
-pub const MAX_BATCH_TOKENS: usize = 1024;
+/// The packed pass has no padding and keeps one head's attention scores at
+/// a time, so the budget only sizes the matrix products (a batch's
+/// activations: ~25 MB per worker for all-MiniLM-L6-v2). Measured with
+/// all-MiniLM-L6-v2 on 2 cores (`embed_throughput`, 680 chunks of host/,
+/// alternating builds): 4,096 tokens 6,104 / 5,970 tokens/s, 2,048 5,816,
+/// 1,024 5,843 / 5,785. (candle-transformers' padded pass preferred 1,024:
+/// its element-wise passes over all heads' scores at once fell out of
+/// cache at 4,096; bench/README.md.)
+pub const MAX_BATCH_TOKENS: usize = 4096;
 
 /// Most sequences in one forward pass (very short texts: queries, names).
 pub const MAX_BATCH_SEQUENCES: usize = 64;

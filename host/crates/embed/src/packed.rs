@@ -475,10 +475,11 @@ pub(crate) mod kernels {
         let rest = chunks.remainder();
         for c in chunks {
             for (a, v) in acc.iter_mut().zip(c) {
-                *a = a.max(*v);
+                // Not `f32::max`: its NaN rules cost a blend per step.
+                *a = if *v > *a { *v } else { *a };
             }
         }
-        acc.iter().chain(rest).fold(f32::NEG_INFINITY, |m, v| m.max(*v))
+        acc.iter().chain(rest).fold(f32::NEG_INFINITY, |m, v| if *v > m { *v } else { m })
     }
 
     /// eˣ by Cephes' range reduction and polynomial (relative error ~2e-7
@@ -487,8 +488,15 @@ pub(crate) mod kernels {
     /// which softmax and tanh never see after their own shifts.
     #[inline(always)]
     pub(crate) fn exp(x: f32) -> f32 {
-        let x = x.clamp(-87.3, 88.7);
-        let n = (x * std::f32::consts::LOG2_E).round();
+        // Written so that every step is one vector instruction: comparisons
+        // instead of `clamp` (whose NaN rules cost blends), and the integer
+        // n = round(x · log2 e) read out of a float's mantissa instead of an
+        // `as i32` cast (saturating, so done lane by lane).
+        const MAGIC: f32 = 12_582_912.0; // 1.5 · 2²³: adding it rounds to an integer
+        let x = if x < -87.3 { -87.3 } else { x };
+        let x = if x > 88.7 { 88.7 } else { x };
+        let t = x * std::f32::consts::LOG2_E + MAGIC;
+        let n = t - MAGIC;
         // ln 2 in two parts (0.693359375 is exact in f32), as Cephes does.
         let r = x - n * 0.693_359_4 + n * 2.121_944_4e-4;
         let mut p = 1.987_569_1e-4_f32;
@@ -498,8 +506,9 @@ pub(crate) mod kernels {
         p = p.mul_add(r, 0.166_666_65);
         p = p.mul_add(r, 0.5);
         let y = (p * r).mul_add(r, r) + 1.0;
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+        // t's low bits are n (two's complement); shifted into the exponent
+        // field with the bias they make 2ⁿ, the magic's own bits fall off.
+        let scale = f32::from_bits(t.to_bits().wrapping_add(127) << 23);
         y * scale
     }
 

@@ -1,4 +1,6 @@
-//! How candle's element-wise work is spread over threads.
+//! How candle's element-wise work is spread over threads (it matters for the
+//! `reference` forward pass; the default packed pass runs its element-wise
+//! work on the worker's own thread anyway).
 //!
 //! candle runs element-wise operations (additions, GELU, softmax, layer
 //! norms) on a process-wide pool of its own that takes one caller at a time.
