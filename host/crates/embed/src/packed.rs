@@ -32,6 +32,11 @@ use candle_transformers::models::bert::{Config as BertConfig, HiddenAct};
 
 use crate::weights::Weight;
 
+/// Fewest tokens whose matrix products are split over the pool's threads.
+/// A query (a dozen tokens) gains nothing from a second thread but takes it
+/// from the lexical search running beside it in hybrid search.
+const PARALLEL_MIN_TOKENS: usize = 128;
+
 /// The activation of the feed-forward layers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Activation {
@@ -188,7 +193,11 @@ impl PackedBert {
             return Ok(vec![vec![0.0; h]; sequences.len()]);
         }
         let threads = rayon::current_num_threads();
-        let parallelism = if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
+        let parallelism = if threads > 1 && tokens >= PARALLEL_MIN_TOKENS {
+            gemm::Parallelism::Rayon(threads)
+        } else {
+            gemm::Parallelism::None
+        };
 
         let mut x = vec![0f32; tokens * h];
         let mut row = 0;
