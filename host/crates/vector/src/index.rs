@@ -442,40 +442,50 @@ impl VectorIndex {
                 c.truncate(shortlist);
             }
         };
-        // Per run of points: int4 scores, then the run's best `shortlist`
-        // (a threshold from a selection over plain floats, then the points
-        // above it: cheaper than selecting over (id, score) pairs).
-        let scan_run = |first: usize, end: usize| -> Vec<(usize, f32)> {
-            let mut raw = Vec::with_capacity(end - first);
-            dots_u4_i8(&self.codes[first * code_len..end * code_len], code_len, &q, &mut raw);
-            // Ordering by `scale * dot` is ordering by the approximate
-            // cosine: the query's own scale is the same for every point.
-            #[allow(clippy::cast_precision_loss)]
-            let scores: Vec<f32> = (first..end)
-                .zip(&raw)
-                .map(|(id, &dot)| if admits(id) { self.scales[id] * (dot - 8 * q_sum) as f32 } else { f32::NEG_INFINITY })
-                .collect();
-            let threshold = if scores.len() > shortlist {
-                let mut selection = scores.clone();
-                let (_, &mut nth, _) = selection.select_nth_unstable_by(shortlist - 1, |a, b| b.total_cmp(a));
-                nth
-            } else {
-                f32::NEG_INFINITY
-            };
-            let mut local: Vec<(usize, f32)> =
-                (first..end).zip(scores).filter(|&(_, s)| s >= threshold && s > f32::NEG_INFINITY).collect();
-            keep_best(&mut local);
-            local
-        };
+        // Each worker scans runs of points into one buffer, pushing only the
+        // points that beat its current bar; when the buffer holds twice the
+        // shortlist it keeps the best `shortlist` and raises the bar to the
+        // worst of them. Most points fail the bar after the first runs, so a
+        // run costs its products and one comparison per point, with no
+        // selection over the run and no allocation.
+        struct Scan {
+            buffer: Vec<(usize, f32)>,
+            bar: f32,
+            dots: Vec<i32>,
+        }
         let runs = self.keys.len().div_ceil(SCAN_CHUNK);
         let run_of = |chunk: usize| (chunk * SCAN_CHUNK, ((chunk + 1) * SCAN_CHUNK).min(self.keys.len()));
         let mut candidates: Vec<(usize, f32)> = (0..runs)
             .into_par_iter()
-            .flat_map_iter(|c| {
-                let (first, end) = run_of(c);
-                scan_run(first, end)
-            })
-            .collect();
+            .fold(
+                || Scan { buffer: Vec::with_capacity(2 * shortlist + SCAN_CHUNK), bar: f32::NEG_INFINITY, dots: Vec::with_capacity(SCAN_CHUNK) },
+                |mut scan, c| {
+                    let (first, end) = run_of(c);
+                    scan.dots.clear();
+                    dots_u4_i8(&self.codes[first * code_len..end * code_len], code_len, &q, &mut scan.dots);
+                    for (id, &dot) in (first..end).zip(&scan.dots) {
+                        // Ordering by `scale * dot` is ordering by the
+                        // approximate cosine: the query's own scale is the
+                        // same for every point.
+                        #[allow(clippy::cast_precision_loss)]
+                        let score = self.scales[id] * (dot - 8 * q_sum) as f32;
+                        if score > scan.bar && admits(id) {
+                            scan.buffer.push((id, score));
+                        }
+                    }
+                    if scan.buffer.len() >= 2 * shortlist {
+                        keep_best(&mut scan.buffer);
+                        scan.bar = scan.buffer.iter().map(|c| c.1).fold(f32::INFINITY, f32::min);
+                    }
+                    scan
+                },
+            )
+            .map(|scan| scan.buffer)
+            .reduce(Vec::new, |mut a, b| {
+                a.extend(b);
+                keep_best(&mut a);
+                a
+            });
         keep_best(&mut candidates);
         let mut hits: Vec<Hit> = candidates.into_iter().map(|(id, _)| Hit { key: self.keys[id], score: dot(query, self.vector(id)) }).collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
