@@ -426,13 +426,27 @@ fn fuse(
             hit
         })
         .collect();
-    // The reference signal costs one full-text count per chunk: only for the
-    // hits that can still make the cut.
+    // The reference signal costs one full-text count per chunk (~0.1 ms at
+    // 100k chunks): only for the hits that can still make the cut, best
+    // first, at most 2n, and no further once the next hit's score plus the
+    // largest possible boost cannot reach the n-th confident score so far
+    // (boosts only raise scores, so that bar only rises).
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     if weights.reference > 0.0 {
+        let most = weights.reference / total;
+        let mut confident_scores: Vec<f64> = Vec::with_capacity(n * 2);
         for hit in hits.iter_mut().take(n * 2) {
+            if confident_scores.len() >= n {
+                confident_scores.sort_by(|a, b| b.total_cmp(a));
+                if hit.score + most <= confident_scores[n - 1] {
+                    break;
+                }
+            }
             let refs = reference_count(store, &hit.name)?;
-            hit.score += weights.reference * (refs / REFERENCE_SATURATION).min(1.0) / total;
+            hit.score += most * (refs / REFERENCE_SATURATION).min(1.0);
+            if hit.confident {
+                confident_scores.push(hit.score);
+            }
         }
     }
     Ok(hits)
