@@ -305,14 +305,18 @@ impl Encoder {
 
         let weights_file =
             std::fs::File::open(dir.join("model.safetensors")).map_err(|e| corrupt(format!("model.safetensors: {e}")))?;
-        // Mapped rather than read: the tensors are copied out of the mapping
-        // once, instead of reading 90-470 MB into a buffer and copying again.
-        // SAFETY: the mapping is read-only and dropped once the tensors are
-        // copied out below. A file truncated by another process meanwhile
-        // would fault; model files are replaced, not rewritten in place (the
-        // hub writes new blobs, `model install` copies into a fresh folder).
+        // Mapped rather than read: the packed pass reads its weights from
+        // the mapping for as long as the encoder lives (nothing to copy or
+        // fault in at load), the reference pass copies them out once.
+        // SAFETY: the mapping is read-only. A file truncated or rewritten in
+        // place by another process while mapped would fault or change the
+        // weights; model files are replaced, never rewritten in place (the
+        // hub writes new blobs, `model install` copies into a fresh folder),
+        // and a replaced file keeps its old contents for this mapping.
         #[allow(unsafe_code)]
-        let weights = unsafe { memmap2::Mmap::map(&weights_file) }.map_err(|e| corrupt(format!("model.safetensors: {e}")))?;
+        let weights = std::sync::Arc::new(
+            unsafe { memmap2::Mmap::map(&weights_file) }.map_err(|e| corrupt(format!("model.safetensors: {e}")))?,
+        );
         let fingerprint_cache = options.fingerprint_cache.as_deref();
         let fingerprint = match fingerprint_cache.and_then(|cache| fingerprint::remembered(cache, dir)) {
             Some(remembered) => remembered,

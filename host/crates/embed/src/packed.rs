@@ -30,7 +30,7 @@
 
 use candle_transformers::models::bert::{Config as BertConfig, HiddenAct};
 
-use crate::weights::Weight;
+use crate::weights::{Values, Weight};
 
 /// Fewest tokens whose matrix products are split over the pool's threads.
 /// A query (a dozen tokens) gains nothing from a second thread but takes it
@@ -48,8 +48,8 @@ enum Activation {
 }
 
 struct Norm {
-    weight: Vec<f32>,
-    bias: Vec<f32>,
+    weight: Values,
+    bias: Values,
 }
 
 /// One encoder layer's weights, as stored (`[out, in]`, row-major).
@@ -57,18 +57,18 @@ struct Layer {
     /// Query, key and value weights stacked: `[3 · hidden, hidden]`.
     qkv: Vec<f32>,
     qkv_bias: Vec<f32>,
-    attention_out: Vec<f32>,
-    attention_out_bias: Vec<f32>,
+    attention_out: Values,
+    attention_out_bias: Values,
     attention_norm: Norm,
-    up: Vec<f32>,
-    up_bias: Vec<f32>,
-    down: Vec<f32>,
-    down_bias: Vec<f32>,
+    up: Values,
+    up_bias: Values,
+    down: Values,
+    down_bias: Values,
     output_norm: Norm,
 }
 
 /// Takes a named tensor of the given shape out of the model's weights.
-type Take<'a> = dyn FnMut(&str, &[usize]) -> Result<Vec<f32>, String> + 'a;
+type Take<'a> = dyn FnMut(&str, &[usize]) -> Result<Values, String> + 'a;
 
 /// A BERT encoder ready to run on packed sequences.
 pub(crate) struct PackedBert {
@@ -78,9 +78,9 @@ pub(crate) struct PackedBert {
     max_positions: usize,
     eps: f32,
     activation: Activation,
-    word: Vec<f32>,
+    word: Values,
     vocab: usize,
-    position: Vec<f32>,
+    position: Values,
     /// Token type 0's embedding (every token of a sentence has type 0).
     token_type: Vec<f32>,
     embedding_norm: Norm,
@@ -112,7 +112,7 @@ impl PackedBert {
             .find(|p| weights.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
             .ok_or("no tensor embeddings.word_embeddings.weight (nor bert.embeddings.word_embeddings.weight)")?
             .to_string();
-        let mut take = |name: &str, shape: &[usize]| -> Result<Vec<f32>, String> {
+        let mut take = |name: &str, shape: &[usize]| -> Result<Values, String> {
             let full = format!("{prefix}{name}");
             let weight = weights.remove(&full).ok_or_else(|| format!("no tensor {full}"))?;
             let (found, values) = weight.into_f32().map_err(|e| format!("tensor {full}: {e}"))?;
@@ -127,7 +127,7 @@ impl PackedBert {
         let inner = config.intermediate_size;
         let word = take("embeddings.word_embeddings.weight", &[config.vocab_size, hidden])?;
         let position = take("embeddings.position_embeddings.weight", &[config.max_position_embeddings, hidden])?;
-        let mut token_type = take("embeddings.token_type_embeddings.weight", &[config.type_vocab_size, hidden])?;
+        let mut token_type = take("embeddings.token_type_embeddings.weight", &[config.type_vocab_size, hidden])?.into_vec();
         token_type.truncate(hidden);
         if token_type.len() != hidden {
             return Err("config.json type_vocab_size is 0".to_string());
@@ -136,12 +136,12 @@ impl PackedBert {
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for i in 0..config.num_hidden_layers {
             let at = format!("encoder.layer.{i}");
-            let mut qkv = take(&format!("{at}.attention.self.query.weight"), &[hidden, hidden])?;
-            qkv.extend(take(&format!("{at}.attention.self.key.weight"), &[hidden, hidden])?);
-            qkv.extend(take(&format!("{at}.attention.self.value.weight"), &[hidden, hidden])?);
-            let mut qkv_bias = take(&format!("{at}.attention.self.query.bias"), &[hidden])?;
-            qkv_bias.extend(take(&format!("{at}.attention.self.key.bias"), &[hidden])?);
-            qkv_bias.extend(take(&format!("{at}.attention.self.value.bias"), &[hidden])?);
+            let mut qkv = take(&format!("{at}.attention.self.query.weight"), &[hidden, hidden])?.into_vec();
+            qkv.extend_from_slice(&take(&format!("{at}.attention.self.key.weight"), &[hidden, hidden])?);
+            qkv.extend_from_slice(&take(&format!("{at}.attention.self.value.weight"), &[hidden, hidden])?);
+            let mut qkv_bias = take(&format!("{at}.attention.self.query.bias"), &[hidden])?.into_vec();
+            qkv_bias.extend_from_slice(&take(&format!("{at}.attention.self.key.bias"), &[hidden])?);
+            qkv_bias.extend_from_slice(&take(&format!("{at}.attention.self.value.bias"), &[hidden])?);
             layers.push(Layer {
                 qkv,
                 qkv_bias,
