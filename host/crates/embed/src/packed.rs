@@ -6,8 +6,9 @@
 //! tens of megabytes) with scalar GELU (`erf` from libm) and `exp`. Profiled
 //! with all-MiniLM-L6-v2 on 2 cores, the matrix products were only ~40 % of
 //! its time: GELU's `erf` 13 %, `exp` 13 %, broadcast additions and
-//! divisions 12 %. PyTorch spends ~60 % in its products, and so runs ~1.7x
-//! faster on the same products speed.
+//! divisions 12 %. PyTorch's linear layers take about as long as candle's
+//! products, but they are ~60 % of its time: the work between them made the
+//! difference (bench/README.md, "A packed forward pass").
 //!
 //! This pass computes the same function (the same weights, layer for layer;
 //! tests compare it with `BertModel`) differently:
@@ -23,7 +24,8 @@
 //!   scaled, soft-maxed and multiplied by the values;
 //! - GELU, `exp` and layer norms are branch-free loops compiled for AVX2/FMA
 //!   where the CPU has them (checked at run time), with polynomial `erf` and
-//!   `exp` accurate to a few units in the last place of an f32.
+//!   `exp` accurate to a few units in the last place of an f32;
+//! - f32 weights are read from the mapped model file, not copied.
 //!
 //! `CODE_INTEL_ENCODER=reference` switches back to `BertModel`
 //! ([`crate::encoder`]).
