@@ -438,7 +438,7 @@ fn fuse(
         for hit in hits.iter_mut().take(n * 2) {
             if confident_scores.len() >= n {
                 confident_scores.sort_by(|a, b| b.total_cmp(a));
-                if hit.score + most <= confident_scores[n - 1] {
+                if hit.score + most < confident_scores[n - 1] {
                     break;
                 }
             }
