@@ -9,7 +9,8 @@
 //! matrix products; and the forward pass is [`crate::packed`]'s, which packs
 //! a batch's sequences without padding and fuses the element-wise work.
 //! candle-transformers' `BertModel` computes the same vectors more slowly and
-//! stays available as the reference ([`ENCODER_ENV`]` = reference`).
+//! stays available as the reference (`CODE_INTEL_ENCODER=reference`, see
+//! [`ENCODER_ENV`]).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -22,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use tokenizers::Tokenizer;
 
 use crate::fingerprint;
-use crate::packed::{PackedBert, Pool};
+use crate::packed::PackedBert;
 use crate::model::{ModelSource, ResolvedModel, check_model_dir};
 
 /// Version of the text recipe ([`crate::chunk_text`], prefixes, pooling);
@@ -172,8 +173,8 @@ pub struct EncoderOptions {
     /// [`crate::fingerprint`]); `None` hashes the files at every load.
     /// Default: [`fingerprint::default_cache_dir`].
     pub fingerprint_cache: Option<std::path::PathBuf>,
-    /// The forward pass. Default: [`ForwardPass::from_env`], `Packed` when
-    /// that is unset or invalid ([`Encoder::load`] reports an invalid value).
+    /// The forward pass; `None` (the default) reads [`ENCODER_ENV`] at
+    /// load ([`ForwardPass::from_env`]: an invalid value fails the load).
     pub forward: Option<ForwardPass>,
 }
 
@@ -247,6 +248,10 @@ impl Encoder {
     /// tokenizer: each with the file at fault.
     pub fn load(resolved: &ResolvedModel, options: &EncoderOptions) -> Result<Self, EmbedError> {
         crate::heap::keep_tensor_memory();
+        let forward = match options.forward {
+            Some(forward) => forward,
+            None => ForwardPass::from_env().map_err(EmbedError::Inference)?,
+        };
         let dir = &resolved.dir;
         let dir_s = dir.display().to_string();
         check_model_dir(dir).map_err(|e| EmbedError::Missing(dir_s.clone(), e))?;
@@ -330,24 +335,18 @@ impl Encoder {
         };
 
         let device = Device::Cpu;
-        let forward = match options.forward {
-            Some(forward) => forward,
-            None => ForwardPass::from_env().map_err(EmbedError::Inference)?,
-        };
         // candle's loaders validate as they go but a malformed file could
         // still trip an assertion deep inside; never let that take the host down.
         let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<Model, String> {
-            let mut tensors = crate::weights::load(&weights, &device).map_err(|e| format!("model.safetensors: {e}"))?;
-            drop(weights);
+            let unreadable = |e: candle_core::Error| format!("model.safetensors: {e}");
             let unfit = |e: String| format!("model.safetensors does not fit config.json: {e}");
             match forward {
-                ForwardPass::Packed => PackedBert::load(&mut tensors, &config).map(Model::Packed).map_err(unfit),
+                ForwardPass::Packed => {
+                    let mut tensors = crate::weights::load(&weights, &device).map_err(unreadable)?;
+                    PackedBert::load(&mut tensors, &config).map(Model::Packed).map_err(unfit)
+                }
                 ForwardPass::Reference => {
-                    let tensors = tensors
-                        .into_iter()
-                        .map(|(name, weight)| Ok((name, weight.into_tensor(&device)?)))
-                        .collect::<candle_core::Result<std::collections::HashMap<_, _>>>()
-                        .map_err(|e| format!("model.safetensors: {e}"))?;
+                    let tensors = crate::weights::load_tensors(&weights, &device).map_err(unreadable)?;
                     let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
                     BertModel::load(vb, &config).map(Model::Reference).map_err(|e| unfit(e.to_string()))
                 }
@@ -525,11 +524,7 @@ impl Encoder {
             Model::Reference(model) => return self.forward_padded(model, batch, encodings),
         };
         let sequences: Vec<&[u32]> = batch.iter().map(|&i| encodings[i].as_slice()).collect();
-        let pool = match self.info.pooling {
-            Pooling::Mean => Pool::Mean,
-            Pooling::Cls => Pool::Cls,
-        };
-        let mut vectors = model.embed(&sequences, pool).map_err(EmbedError::Inference)?;
+        let mut vectors = model.embed(&sequences, self.info.pooling).map_err(EmbedError::Inference)?;
         vectors.iter_mut().for_each(|v| normalize(v));
         Ok(vectors)
     }

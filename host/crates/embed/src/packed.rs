@@ -32,6 +32,7 @@
 
 use candle_transformers::models::bert::{Config as BertConfig, HiddenAct};
 
+use crate::encoder::Pooling;
 use crate::weights::{Values, Weight};
 
 /// Fewest tokens whose matrix products are split over the pool's threads.
@@ -87,13 +88,6 @@ pub(crate) struct PackedBert {
     token_type: Vec<f32>,
     embedding_norm: Norm,
     layers: Vec<Layer>,
-}
-
-/// How the token vectors of a sequence become its sentence vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Pool {
-    Mean,
-    Cls,
 }
 
 impl PackedBert {
@@ -188,7 +182,7 @@ impl PackedBert {
     /// # Errors
     /// A token id outside the vocabulary or a sequence longer than the
     /// model's positions.
-    pub(crate) fn embed(&self, sequences: &[&[u32]], pool: Pool) -> Result<Vec<Vec<f32>>, String> {
+    pub(crate) fn embed(&self, sequences: &[&[u32]], pooling: Pooling) -> Result<Vec<Vec<f32>>, String> {
         let h = self.hidden;
         let tokens: usize = sequences.iter().map(|s| s.len()).sum();
         if tokens == 0 {
@@ -298,13 +292,13 @@ impl PackedBert {
         for sequence in sequences {
             let len = sequence.len();
             let mut v = vec![0f32; h];
-            match pool {
-                Pool::Cls => {
+            match pooling {
+                Pooling::Cls => {
                     if len > 0 {
                         v.copy_from_slice(&x[start * h..(start + 1) * h]);
                     }
                 }
-                Pool::Mean => {
+                Pooling::Mean => {
                     for token in x[start * h..(start + len) * h].chunks_exact(h) {
                         for (a, b) in v.iter_mut().zip(token) {
                             *a += b;

@@ -128,11 +128,11 @@ pub(crate) fn load(map: &Arc<memmap2::Mmap>, device: &Device) -> candle_core::Re
         .collect()
 }
 
-/// Every tensor of the file as a candle tensor (what candle's own loader gives).
+/// Every tensor of the file as a candle tensor (what candle's own loader
+/// gives), f32 values copied once into memory of their own.
 ///
 /// # Errors
 /// As [`load`].
-#[cfg(test)]
 pub(crate) fn load_tensors(map: &Arc<memmap2::Mmap>, device: &Device) -> candle_core::Result<HashMap<String, Tensor>> {
     load(map, device)?.into_iter().map(|(name, weight)| Ok((name, weight.into_tensor(device)?))).collect()
 }
