@@ -457,14 +457,23 @@ fn reference_count(store: &Store, name: &str) -> Result<f64, SearchError> {
     if name.chars().count() < 3 || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
         return Ok(0.0);
     }
-    let count: i64 = store
-        .conn()
-        .prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")
-        .and_then(|mut s| s.query_row([format!("content:\"{name}\"")], |r| r.get(0)))
-        .map_err(code_intel_store::StoreError::from)?;
+    let count = if name.is_ascii() {
+        // The index's term statistics, remembered until the chunks change:
+        // one lookup per name instead of a full-text count per search.
+        let lower = name.to_ascii_lowercase();
+        store.column_term_chunk_counts("content", &[lower.as_str()])?.first().copied().unwrap_or(0)
+    } else {
+        // A name the tokenizer may fold beyond lower case: counted by a query.
+        let count: i64 = store
+            .conn()
+            .prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")
+            .and_then(|mut s| s.query_row([format!("content:\"{name}\"")], |r| r.get(0)))
+            .map_err(code_intel_store::StoreError::from)?;
+        u64::try_from(count).unwrap_or(0)
+    };
     // Counts are small: exact in f64.
     #[allow(clippy::cast_precision_loss)]
-    let refs = (count - 1).max(0) as f64;
+    let refs = count.saturating_sub(1) as f64;
     Ok(refs)
 }
 

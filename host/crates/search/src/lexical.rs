@@ -26,7 +26,6 @@
 
 use std::collections::HashSet;
 
-use code_intel_store::tokenize::match_expression;
 use code_intel_store::{FtsHit, Store, StoreError};
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Serialize;
@@ -106,11 +105,11 @@ pub fn path_matcher(glob: &str) -> Result<GlobMatcher, LexicalError> {
 /// # Errors
 /// An invalid glob or a store error.
 pub fn search(store: &Store, query: &LexicalQuery<'_>) -> Result<Vec<LexicalHit>, LexicalError> {
-    let Some(all) = match_expression(query.text, false) else { return Ok(Vec::new()) };
     if query.limit == 0 {
         return Ok(Vec::new());
     }
     let matcher = query.path_glob.map(path_matcher).transpose()?;
+    let Some(all) = store.text_query(query.text, false)? else { return Ok(Vec::new()) };
     let accept = |path: &str| matcher.as_ref().is_none_or(|m| m.is_match(path));
     let trimmed = query.text.trim();
     let exact = (!trimmed.is_empty() && !trimmed.contains(char::is_whitespace)).then_some(trimmed);
@@ -120,7 +119,7 @@ pub fn search(store: &Store, query: &LexicalQuery<'_>) -> Result<Vec<LexicalHit>
         .map(|h| hit(h, true))
         .collect();
     if hits.len() < query.limit
-        && let Some(any) = match_expression(query.text, true)
+        && let Some(any) = store.text_query(query.text, true)?
         && any != all
     {
         let seen: HashSet<i64> = hits.iter().map(|h| h.chunk_rowid).collect();

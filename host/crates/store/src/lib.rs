@@ -11,8 +11,8 @@
 //! let chunked = ChunkedFile { chunks: line_chunks("app/users.py", content), chunker: "fallback".into(), ..Default::default() };
 //! let file = FileRecord { path: "app/users.py".into(), sha256: "00".into(), size: 44, mtime_ns: 0 };
 //! store.write(|w| w.replace_file(&file, &chunked, 0).map(drop)).unwrap();
-//! let expr = code_intel_store::tokenize::match_expression("user name", false).unwrap();
-//! let hits = store.fts_search(&expr, None, &[], &|_| true, 10).unwrap();
+//! let query = store.text_query("user name", false).unwrap().unwrap();
+//! let hits = store.fts_search(&query, None, &[], &|_| true, 10).unwrap();
 //! assert_eq!(hits[0].path, "app/users.py");
 //! ```
 //!
@@ -54,6 +54,7 @@ pub mod links;
 pub mod migrations;
 pub mod queries;
 pub mod sessions;
+pub mod text_query;
 pub mod tokenize;
 
 use std::path::{Path, PathBuf};
@@ -63,6 +64,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use chunks::{FileRecord, Writer, content_hash, meta_keys};
 pub use queries::{ChunkSummary, FailureRow, FtsHit, IndexStats, IndexedFile, NameMatch, StoredChunk};
+pub use text_query::TextQuery;
 
 /// How long a writer waits for another process's transaction before giving
 /// up. Sync batches and session writes take milliseconds; 30 s covers a
@@ -97,6 +99,7 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub struct Store {
     conn: Connection,
     path: Option<PathBuf>,
+    term_counts: text_query::TermCountCache,
 }
 
 impl Store {
@@ -146,7 +149,7 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", true)?;
         migrations::migrate(&mut conn)?;
-        Ok(Self { conn, path })
+        Ok(Self { conn, path, term_counts: text_query::TermCountCache::default() })
     }
 
     /// The database file, if not in memory.

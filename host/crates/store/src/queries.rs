@@ -9,7 +9,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
 use crate::tokenize::normalize_identifier;
-use crate::{Result, Store};
+use crate::{Result, Store, TextQuery};
 
 /// BM25 column weights of the full-text index, in column order: name,
 /// qualified name, signature, docstring, content, path. A hit in a name says
@@ -31,6 +31,14 @@ pub const RANK_WINDOW: usize = 64;
 /// of this size; below it, every match is scored. FTS5's BM25 costs about a
 /// microsecond per row, so this bounds ranking to a few milliseconds.
 pub const MAX_SCORED: usize = 4096;
+
+/// The row ids a full-text query is scored on ([`Store::broad_candidates`]).
+enum Candidates {
+    /// Every match (at most the scoring bound).
+    All(Vec<i64>),
+    /// A bounded candidate set of a query matching more.
+    Broad(Vec<i64>),
+}
 
 /// What the indexer remembers of a file between syncs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -459,22 +467,22 @@ impl Store {
         Ok(stmt.query_row([rowid], full).optional()?)
     }
 
-    /// Full-text search: chunks matching the FTS5 expression `match_expr`
-    /// (build it with [`crate::tokenize::match_expression`]), of one of
-    /// `kinds` (empty = any), whose path `accept` allows, best first, at most
-    /// `limit`. `exact` is the identifier whose definitions are boosted.
+    /// Full-text search: chunks matching `query` (build it with
+    /// [`Store::text_query`]), of one of `kinds` (empty = any), whose path
+    /// `accept` allows, best first, at most `limit`. `exact` is the
+    /// identifier whose definitions are boosted.
     ///
     /// # Errors
     /// SQLite errors (including FTS5 syntax errors in `match_expr`).
     pub fn fts_search(
         &self,
-        match_expr: &str,
+        query: &TextQuery,
         exact: Option<&str>,
         kinds: &[String],
         accept: &dyn Fn(&str) -> bool,
         limit: usize,
     ) -> Result<Vec<FtsHit>> {
-        self.fts_search_bounded(match_expr, exact, kinds, accept, limit, MAX_SCORED)
+        self.fts_search_bounded(query, exact, kinds, accept, limit, MAX_SCORED)
     }
 
     /// [`Store::fts_search`] with BM25 computed for at most `max_scored`
@@ -484,7 +492,7 @@ impl Store {
     /// As [`Store::fts_search`].
     pub fn fts_search_bounded(
         &self,
-        match_expr: &str,
+        query: &TextQuery,
         exact: Option<&str>,
         kinds: &[String],
         accept: &dyn Fn(&str) -> bool,
@@ -502,11 +510,11 @@ impl Store {
                 return Ok(hits);
             }
         }
-        self.ranked_text_hits(match_expr, kinds, accept, limit, max_scored, &mut hits)?;
+        self.ranked_text_hits(query, kinds, accept, limit, max_scored, &mut hits)?;
         Ok(hits)
     }
 
-    /// The text matches of `match_expr` by BM25, appended to `hits` until it
+    /// The text matches of `query` by BM25, appended to `hits` until it
     /// holds `limit`, skipping the chunks already in `hits`.
     ///
     /// Ranking reads the full-text index alone (no join): only the best
@@ -517,10 +525,12 @@ impl Store {
     /// value") is scored on a bounded candidate set instead of every match
     /// (see [`Store::broad_candidates`]). When filters reject too many of the
     /// window, every remaining match follows in one more ranked pass, scored
-    /// exactly.
+    /// exactly. A hit must also match [`TextQuery::required`]: the matches
+    /// of both expressions are read without scoring and ranked by
+    /// [`TextQuery::ranked`] alone.
     fn ranked_text_hits(
         &self,
-        match_expr: &str,
+        query: &TextQuery,
         kinds: &[String],
         accept: &dyn Fn(&str) -> bool,
         limit: usize,
@@ -533,7 +543,19 @@ impl Store {
         let to_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         let wanted = limit - hits.len().min(limit);
         let window = (wanted + seen.len()).max(RANK_WINDOW);
-        let broad = self.broad_candidates(match_expr, max_scored)?;
+        // With required words, the candidates are the matches of the whole
+        // query (read without scoring, which is cheap), ranked by the
+        // ranked words alone; the exhaustive pass matches the whole query.
+        let whole = match &query.required {
+            Some(required) => format!("({}) AND ({required})", query.ranked),
+            None => query.ranked.clone(),
+        };
+        // `complete`: the first pass sees every match.
+        let (broad, complete) = match (self.broad_candidates(&whole, max_scored)?, &query.required) {
+            (Candidates::All(ids), Some(_)) => (Some(ids), true),
+            (Candidates::All(_), None) => (None, true),
+            (Candidates::Broad(ids), _) => (Some(ids), false),
+        };
         let mut lookup = self.conn().prepare_cached(
             "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, c.signature, c.start_line, c.end_line, c.content_hash
              FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
@@ -563,6 +585,7 @@ impl Store {
             let count = if pass == 0 { window } else { usize::MAX };
             let mut page = Vec::new();
             let mut stmt = self.conn().prepare_cached(&sql)?;
+            let match_expr = if pass == 0 { &query.ranked } else { &whole };
             let mut rows = stmt.query(params![match_expr, to_i64(count), candidates])?;
             let mut returned = 0usize;
             while let Some(row) = rows.next()? {
@@ -589,32 +612,32 @@ impl Store {
             });
             page.truncate(limit - hits.len());
             hits.extend(page);
-            if hits.len() >= limit || (broad.is_none() && returned < count) {
+            if hits.len() >= limit || (complete && returned < count) {
                 break;
             }
         }
         Ok(())
     }
 
-    /// `None` when `match_expr` matches at most `max_scored` chunks (all of
-    /// them are scored); else the candidates of this broad query, at most
-    /// `max_scored` row ids: first the chunks whose name, qualified name,
-    /// signature, docstring or path hold the whole query (BM25 weighs those
-    /// columns 2 to 10 times the body), then other matches in index order.
-    /// Each read stops after `max_scored` rows and none computes BM25.
-    fn broad_candidates(&self, match_expr: &str, max_scored: usize) -> Result<Option<Vec<i64>>> {
+    /// The chunks to score for `match_expr`: all of its matches when there
+    /// are at most `max_scored`; else the candidates of this broad query, at
+    /// most `max_scored` row ids: first the chunks whose name, qualified
+    /// name, signature, docstring or path hold the whole query (BM25 weighs
+    /// those columns 2 to 10 times the body), then other matches in index
+    /// order. Each read stops after `max_scored` rows and none computes BM25.
+    fn broad_candidates(&self, match_expr: &str, max_scored: usize) -> Result<Candidates> {
         let cap = i64::try_from(max_scored).unwrap_or(i64::MAX);
         let mut stmt = self.conn().prepare_cached("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?1 LIMIT ?2")?;
         let sample: Vec<i64> =
             stmt.query_map(params![match_expr, cap.saturating_add(1)], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         if sample.len() <= max_scored {
-            return Ok(None);
+            return Ok(Candidates::All(sample));
         }
         let named = format!("{{name qualified_name signature docstring path}} : ({match_expr})");
         let mut ids: Vec<i64> = stmt.query_map(params![named, cap], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         let have: std::collections::HashSet<i64> = ids.iter().copied().collect();
         ids.extend(sample.into_iter().filter(|id| !have.contains(id)).take(max_scored - ids.len()));
-        Ok(Some(ids))
+        Ok(Candidates::Broad(ids))
     }
 
     /// The chunks defining identifier `exact` (exact tiers 3 to 1), found
@@ -761,9 +784,9 @@ mod tests {
     }
 
     fn search(store: &Store, query: &str, limit: usize, max_scored: usize) -> Vec<FtsHit> {
-        let expr = match_expression(query, false).unwrap();
+        let text = store.text_query(query, false).unwrap().unwrap();
         let exact = (!query.contains(' ')).then_some(query);
-        store.fts_search_bounded(&expr, exact, &[], &|_| true, limit, max_scored).unwrap()
+        store.fts_search_bounded(&text, exact, &[], &|_| true, limit, max_scored).unwrap()
     }
 
     #[test]
@@ -814,7 +837,7 @@ mod tests {
             (0..3).map(|i| (format!("tests/test_{i}.py"), chunk("c", "function", &format!("check_{i}"), None, "assert token parse"))).collect();
         let extra: Vec<(&str, Chunk)> = extra.iter().map(|(p, c)| (p.as_str(), c.clone())).collect();
         let store = filled_store(200, "token parse", &extra);
-        let expr = match_expression("token parse", false).unwrap();
+        let expr = TextQuery::plain(match_expression("token parse", false).unwrap());
         for max_scored in [MAX_SCORED, 16] {
             let hits = store
                 .fts_search_bounded(&expr, None, &[], &|p: &str| p.starts_with("tests/"), 5, max_scored)
