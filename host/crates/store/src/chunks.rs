@@ -102,6 +102,10 @@ pub mod meta_keys {
     /// Number of chunks, kept by every write that inserts or deletes chunks
     /// (see [`crate::Store::chunk_total`]).
     pub const CHUNK_TOTAL: &str = "chunk_total";
+    /// Chunks inserted plus chunks deleted, over the index's life (kept from
+    /// the first write of a version that has it): a bound on how far any
+    /// word's chunk count can have moved since it was read.
+    pub const CHUNK_CHANGES: &str = "chunk_changes";
 }
 
 /// Hex SHA-256 of a chunk's content: the key embeddings are cached under.
@@ -269,6 +273,12 @@ impl Writer<'_> {
                 .prepare_cached("INSERT INTO meta (key, value) SELECT ?1, CAST(count(*) AS TEXT) FROM chunks")?
                 .execute([meta_keys::CHUNK_TOTAL])?;
         }
+        self.tx
+            .prepare_cached(
+                "INSERT INTO meta (key, value) VALUES (?1, CAST(?2 AS TEXT))
+                 ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?2 AS TEXT)",
+            )?
+            .execute(params![meta_keys::CHUNK_CHANGES, delta.saturating_abs()])?;
         Ok(())
     }
 
@@ -349,6 +359,14 @@ impl crate::Store {
     pub fn chunks_generation(&self) -> Result<String> {
         let generation = self.meta(meta_keys::CHUNKS_GENERATION)?;
         Ok(format!("gen:{}", generation.as_deref().unwrap_or("0")))
+    }
+
+    /// Chunks inserted plus deleted so far ([`meta_keys::CHUNK_CHANGES`]).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn chunk_changes(&self) -> Result<u64> {
+        Ok(self.meta(meta_keys::CHUNK_CHANGES)?.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0))
     }
 
     /// Number of chunks, as [`Store::chunk_count`] counts them, from the

@@ -11,7 +11,10 @@
 //! index. A [`TextQuery`] therefore ranks by the query's other words and, for
 //! an all-words query, checks the common ones per hit
 //! ([`TextQuery::required`]): the same hits in the same order, for a fraction
-//! of the work.
+//! of the work. Whether a word is that common is read from the index's term
+//! statistics once per connection and reused after the chunks change while
+//! the chunks inserted and deleted since cannot have moved its count across
+//! the half.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -39,12 +42,17 @@ impl TextQuery {
     }
 }
 
-/// Posting-list sizes already read, by column (empty: any) and term, valid
+/// Posting-list sizes already read, by column (empty: any) and term, exact
 /// while the chunks do not change.
 #[derive(Default)]
 pub(crate) struct TermCounts {
     generation: String,
     counts: HashMap<(String, String), u64>,
+    /// Whole-row counts kept across changes of the chunks: (count, the
+    /// [`Store::chunk_changes`] when it was read). A count can since have
+    /// moved by at most the chunks inserted or deleted in between, which
+    /// often still settles whether the word is in half of the chunks.
+    bounded: HashMap<String, (u64, u64)>,
 }
 
 /// Per-connection cache of [`TermCounts`].
@@ -77,10 +85,8 @@ impl Store {
         if words.len() < 2 || plain.is_empty() {
             return Ok(Some(TextQuery::plain(whole)));
         }
-        let total = self.chunk_total()?;
-        let counts = self.term_chunk_counts(&plain)?;
-        let common: Vec<&str> =
-            plain.iter().zip(&counts).filter(|&(_, &n)| n > 0 && n.saturating_mul(2) >= total).map(|(w, _)| *w).collect();
+        let common_flags = self.in_half_of_the_chunks(&plain)?;
+        let common: Vec<&str> = plain.iter().zip(&common_flags).filter(|(_, c)| **c).map(|(w, _)| *w).collect();
         let is_common = |i: usize| folded[i].as_deref().is_some_and(|f| common.contains(&f));
         let rare: Vec<&str> = (0..words.len()).filter(|&i| !is_common(i)).map(|i| words[i]).collect();
         if common.is_empty() || rare.is_empty() {
@@ -94,6 +100,39 @@ impl Store {
             match_expression(&common_words.join(" "), false)
         };
         Ok(Some(TextQuery { ranked, required }))
+    }
+
+    /// Whether each of `terms` is in at least half of the chunks (and in
+    /// one at least). Exact: a count read before the chunks changed is used
+    /// only while the chunks inserted and deleted since cannot have moved it
+    /// across the half; otherwise it is read again.
+    fn in_half_of_the_chunks(&self, terms: &[&str]) -> Result<Vec<bool>> {
+        let total = self.chunk_total()?;
+        let changes = self.chunk_changes()?;
+        let settled = |n: u64, since: u64| -> Option<bool> {
+            let drift = changes.checked_sub(since)?;
+            let (low, high) = (n.saturating_sub(drift), n.saturating_add(drift));
+            if low > 0 && low.saturating_mul(2) >= total {
+                Some(true)
+            } else if high == 0 || high.saturating_mul(2) < total {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        let unsettled: Vec<&str> = {
+            let cache = self.term_counts.borrow();
+            terms.iter().copied().filter(|t| cache.bounded.get(*t).and_then(|&(n, since)| settled(n, since)).is_none()).collect()
+        };
+        if !unsettled.is_empty() {
+            let counts = self.term_chunk_counts(&unsettled)?;
+            let mut cache = self.term_counts.borrow_mut();
+            for (term, n) in unsettled.iter().zip(counts) {
+                cache.bounded.insert((*term).to_string(), (n, changes));
+            }
+        }
+        let cache = self.term_counts.borrow();
+        Ok(terms.iter().map(|t| cache.bounded.get(*t).and_then(|&(n, since)| settled(n, since)).unwrap_or(false)).collect())
     }
 
     /// How many chunks hold each of `terms` (full-text tokens: lower-case
@@ -158,6 +197,28 @@ mod tests {
 
     use crate::{FileRecord, Store, TextQuery};
 
+    /// Chunk `i` (named `f{i}`, on line `i + 1`) holding `content`.
+    fn chunk(i: usize, content: &str) -> Chunk {
+        let line = u32::try_from(i + 1).unwrap();
+        Chunk {
+            id: format!("c{i}"),
+            kind: "function".into(),
+            name: format!("f{i}"),
+            qualified_name: None,
+            parent: None,
+            start_line: line,
+            end_line: line,
+            start_byte: 0,
+            end_byte: 0,
+            content: content.to_string(),
+            signature: None,
+            docstring: None,
+            related_symbols: Vec::new(),
+            references: Vec::new(),
+            metadata: serde_json::Value::Null,
+        }
+    }
+
     /// A store of `n` chunks, each saying "the" and "value", every tenth
     /// also "total" (and "order" in one of them).
     fn store(n: usize) -> Store {
@@ -169,25 +230,7 @@ mod tests {
                     _ if i % 10 == 0 => " total",
                     _ => "",
                 };
-                let content = format!("the value {i}{extra}");
-                let line = u32::try_from(i + 1).unwrap();
-                Chunk {
-                    id: format!("c{i}"),
-                    kind: "function".into(),
-                    name: format!("f{i}"),
-                    qualified_name: None,
-                    parent: None,
-                    start_line: line,
-                    end_line: line,
-                    start_byte: 0,
-                    end_byte: 0,
-                    content,
-                    signature: None,
-                    docstring: None,
-                    related_symbols: Vec::new(),
-                    references: Vec::new(),
-                    metadata: serde_json::Value::Null,
-                }
+                chunk(i, &format!("the value {i}{extra}"))
             })
             .collect();
         let file = FileRecord { path: "a.py".into(), sha256: "00".into(), size: 1, mtime_ns: 0 };
@@ -208,6 +251,27 @@ mod tests {
         let file = FileRecord { path: "a.py".into(), sha256: "01".into(), size: 1, mtime_ns: 0 };
         s.write(|w| w.replace_file(&file, &ChunkedFile::default(), 0).map(drop)).unwrap();
         assert_eq!(s.term_chunk_counts(&["the"]).unwrap(), [0], "a cached count survived a change of the chunks");
+    }
+
+    #[test]
+    fn a_count_read_before_a_change_is_kept_only_while_it_settles_the_half() {
+        let mut s = store(40);
+        assert_eq!(s.in_half_of_the_chunks(&["the", "total"]).unwrap(), [true, false]);
+        // One more chunk with "total" (6 of 41 now): both answers still
+        // hold within the one chunk changed, so neither word is read again
+        // (the cached counts stay those of 40 chunks).
+        let extra = ChunkedFile { chunks: vec![chunk(99, "the total")], chunker: "test".into(), ..Default::default() };
+        let file = FileRecord { path: "b.py".into(), sha256: "00".into(), size: 1, mtime_ns: 0 };
+        s.write(|w| w.replace_file(&file, &extra, 0).map(drop)).unwrap();
+        assert_eq!(s.in_half_of_the_chunks(&["the", "total"]).unwrap(), [true, false]);
+        assert_eq!(s.term_counts.borrow().bounded["total"], (5, 40));
+        // Replacing the first file's 40 chunks by 30 without "the": 70
+        // changes, more than settle either word, so both are read again.
+        let chunks = (0..30).map(|i| chunk(i, "total value")).collect();
+        let file = FileRecord { path: "a.py".into(), sha256: "01".into(), size: 1, mtime_ns: 0 };
+        s.write(|w| w.replace_file(&file, &ChunkedFile { chunks, chunker: "test".into(), ..Default::default() }, 0).map(drop))
+            .unwrap();
+        assert_eq!(s.in_half_of_the_chunks(&["the", "total"]).unwrap(), [false, true]);
     }
 
     #[test]
