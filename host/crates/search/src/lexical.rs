@@ -22,7 +22,9 @@
 //! chunks matching any of the words follow. Kind and path filters are applied
 //! before the top-k cut, so `-n 5 --path 'tests/**'` gives five hits in tests.
 //! Words found in most chunks are ranked on a bounded candidate set (see
-//! [`code_intel_store::queries::MAX_SCORED`]).
+//! [`code_intel_store::queries::MAX_SCORED`]); words found in at least half
+//! of them are required but not ranked, and left out of the any-word
+//! fallback ([`code_intel_store::text_query`]).
 
 use std::collections::HashSet;
 

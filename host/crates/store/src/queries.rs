@@ -473,7 +473,7 @@ impl Store {
     /// identifier whose definitions are boosted.
     ///
     /// # Errors
-    /// SQLite errors (including FTS5 syntax errors in `match_expr`).
+    /// SQLite errors (including FTS5 syntax errors in `query`'s expressions).
     pub fn fts_search(
         &self,
         query: &TextQuery,
