@@ -33,6 +33,9 @@ pub const QUANTIZED_SCAN_MAX: usize = 250_000;
 const RERANK_FACTOR: usize = 16;
 const RERANK_MIN: usize = 512;
 
+/// Shortlisted points per rayon task when the float vectors re-score them.
+const RESCORE_CHUNK: usize = 128;
+
 /// hnsw_rs `max_nb_connection` (M). 24 is the usual choice for 384-d
 /// embeddings; at 100k clustered points recall@10 is 1.0 for queries near
 /// stored points, 0.67 for random directions (bench/README.md). Must stay
@@ -442,12 +445,16 @@ impl VectorIndex {
                 c.truncate(shortlist);
             }
         };
-        // Each worker scans runs of points into one buffer, pushing only the
-        // points that beat its current bar; when the buffer holds twice the
-        // shortlist it keeps the best `shortlist` and raises the bar to the
-        // worst of them. Most points fail the bar after the first runs, so a
-        // run costs its products and one comparison per point, with no
-        // selection over the run and no allocation.
+        // Each worker scans its share of the runs of points into one buffer,
+        // pushing only the points that beat its current bar; when the
+        // buffer holds twice the shortlist it keeps the best `shortlist` and
+        // raises the bar to the worst of them. Most points fail the bar
+        // after the first runs, so a run costs its products and one
+        // comparison per point, with no selection over the run and no
+        // allocation. The shares are contiguous, one per thread: a bar rises
+        // only within its share, and rayon's `fold` would start a new buffer
+        // (and bar) at every split of the range, pushing whole runs and
+        // selecting over them; at 100k points that was ~40 % of a search.
         struct Scan {
             buffer: Vec<(usize, f32)>,
             bar: f32,
@@ -455,11 +462,12 @@ impl VectorIndex {
         }
         let runs = self.keys.len().div_ceil(SCAN_CHUNK);
         let run_of = |chunk: usize| (chunk * SCAN_CHUNK, ((chunk + 1) * SCAN_CHUNK).min(self.keys.len()));
-        let mut candidates: Vec<(usize, f32)> = (0..runs)
+        let workers = rayon::current_num_threads().clamp(1, runs.max(1));
+        let mut candidates: Vec<(usize, f32)> = (0..workers)
             .into_par_iter()
-            .fold(
-                || Scan { buffer: Vec::with_capacity(2 * shortlist + SCAN_CHUNK), bar: f32::NEG_INFINITY, dots: Vec::with_capacity(SCAN_CHUNK) },
-                |mut scan, c| {
+            .map(|worker| {
+                let mut scan = Scan { buffer: Vec::with_capacity(2 * shortlist + SCAN_CHUNK), bar: f32::NEG_INFINITY, dots: Vec::with_capacity(SCAN_CHUNK) };
+                for c in runs * worker / workers..runs * (worker + 1) / workers {
                     let (first, end) = run_of(c);
                     scan.dots.clear();
                     dots_u4_i8(&self.codes[first * code_len..end * code_len], code_len, &q, &mut scan.dots);
@@ -477,17 +485,22 @@ impl VectorIndex {
                         keep_best(&mut scan.buffer);
                         scan.bar = scan.buffer.iter().map(|c| c.1).fold(f32::INFINITY, f32::min);
                     }
-                    scan
-                },
-            )
-            .map(|scan| scan.buffer)
+                }
+                scan.buffer
+            })
             .reduce(Vec::new, |mut a, b| {
                 a.extend(b);
                 keep_best(&mut a);
                 a
             });
         keep_best(&mut candidates);
-        let mut hits: Vec<Hit> = candidates.into_iter().map(|(id, _)| Hit { key: self.keys[id], score: dot(query, self.vector(id)) }).collect();
+        // The shortlist's float vectors, in id order so the reads run
+        // forward, on every core: ~0.5 ms of reads from memory on one.
+        candidates.sort_unstable_by_key(|c| c.0);
+        let mut hits: Vec<Hit> = candidates
+            .par_chunks(RESCORE_CHUNK)
+            .flat_map_iter(|part| part.iter().map(|&(id, _)| Hit { key: self.keys[id], score: dot(query, self.vector(id)) }))
+            .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         hits.truncate(k);
         hits
