@@ -72,6 +72,12 @@ pub use text_query::TextQuery;
 /// another process is wedged.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How much of the database file SQLite may read through a memory map. It
+/// is address space, not memory: only the pages a query touches are read,
+/// and they are the operating system's file cache, shared with every process
+/// reading the index. Past it, reads fall back to read calls.
+const MMAP_BYTES: i64 = 1 << 30;
+
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -148,6 +154,12 @@ impl Store {
         // loss can drop the last commits, never corrupt), and much faster than FULL.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", true)?;
+        if path.is_some() {
+            // Reads through a memory map instead of a read call per page: a
+            // search touches pages all over a large index (full-text postings,
+            // then each hit's row), and the calls were most of a row lookup.
+            conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
+        }
         migrations::migrate(&mut conn)?;
         Ok(Self { conn, path, term_counts: text_query::TermCountCache::default() })
     }
