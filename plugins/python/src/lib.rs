@@ -25,7 +25,7 @@
 //! named nodes once ([`Tree::nodes`]) and matches the structure it needs on
 //! that table; it must not bundle a parser.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use code_intel_plugin_sdk::text::{elide, python_docstring, split_top_level};
 use code_intel_plugin_sdk::{
@@ -42,18 +42,23 @@ pub struct Python;
 const PRIORITY: i32 = 10;
 
 /// Builtins left out of `references`: calling `len` or raising `ValueError`
-/// says nothing about how a codebase's own symbols relate.
-const BUILTINS: &[&str] = &[
-    "abs", "all", "any", "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes", "callable", "chr",
-    "classmethod", "compile", "complex", "delattr", "dict", "dir", "divmod", "enumerate", "eval", "exec",
-    "filter", "float", "format", "frozenset", "getattr", "globals", "hasattr", "hash", "help", "hex", "id",
-    "input", "int", "isinstance", "issubclass", "iter", "len", "list", "locals", "map", "max", "memoryview",
-    "min", "next", "object", "oct", "open", "ord", "pow", "print", "property", "range", "repr", "reversed",
-    "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "type",
-    "vars", "zip", "self", "cls", "Exception", "BaseException", "ValueError", "TypeError", "KeyError",
-    "IndexError", "AttributeError", "RuntimeError", "NotImplementedError", "StopIteration", "OSError",
-    "NotImplemented", "Ellipsis",
-];
+/// says nothing about how a codebase's own symbols relate. A `match`, not a
+/// list to search: it is asked for most identifiers of every file.
+fn is_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "abs" | "all" | "any" | "ascii" | "bin" | "bool" | "breakpoint" | "bytearray" | "bytes" | "callable"
+        | "chr" | "classmethod" | "compile" | "complex" | "delattr" | "dict" | "dir" | "divmod" | "enumerate"
+        | "eval" | "exec" | "filter" | "float" | "format" | "frozenset" | "getattr" | "globals" | "hasattr"
+        | "hash" | "help" | "hex" | "id" | "input" | "int" | "isinstance" | "issubclass" | "iter" | "len"
+        | "list" | "locals" | "map" | "max" | "memoryview" | "min" | "next" | "object" | "oct" | "open"
+        | "ord" | "pow" | "print" | "property" | "range" | "repr" | "reversed" | "round" | "set" | "setattr"
+        | "slice" | "sorted" | "staticmethod" | "str" | "sum" | "super" | "tuple" | "type" | "vars" | "zip"
+        | "self" | "cls" | "Exception" | "BaseException" | "ValueError" | "TypeError" | "KeyError"
+        | "IndexError" | "AttributeError" | "RuntimeError" | "NotImplementedError" | "StopIteration"
+        | "OSError" | "NotImplemented" | "Ellipsis"
+    )
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum DefKind {
@@ -161,7 +166,7 @@ fn decorator_name(text: &str) -> String {
 
 struct Imports {
     /// Local name -> dotted target (`User` -> `app.models.User`).
-    bindings: HashMap<String, String>,
+    bindings: BTreeMap<String, String>,
     /// Top-level import statements as written targets, for the module summary.
     listed: Vec<String>,
 }
@@ -304,7 +309,7 @@ fn assigned_names<'a>(node: NodeRef<'a>, k: &'a Kinds) -> impl Iterator<Item = &
 
 fn collect_imports(scan: &Scan<'_>, k: &Kinds, path: &str, module: &str, defs: &[Def]) -> Imports {
     let package = package_of(path, module);
-    let mut bindings = HashMap::new();
+    let mut bindings = BTreeMap::new();
     let mut listed = Vec::new();
     for &statement in &scan.imports {
         let top_level = !defs.iter().any(|d| d.node.contains_byte(statement.start_byte()));
@@ -462,12 +467,12 @@ struct Defs {
 /// Identifier uses per chunk: index of the chunked definition (or `None` for
 /// the module) -> identifiers.
 struct Uses<'s> {
-    /// Index `0` is the module, `i + 1` definition `i`.
-    per_def: Vec<BTreeSet<&'s str>>,
+    /// Index `0` is the module, `i + 1` definition `i`; sorted, each once.
+    per_def: Vec<Vec<&'s str>>,
 }
 
 impl<'s> Uses<'s> {
-    fn of(&self, def: Option<usize>) -> &BTreeSet<&'s str> {
+    fn of(&self, def: Option<usize>) -> &[&'s str] {
         &self.per_def[def.map_or(0, |i| i + 1)]
     }
 }
@@ -501,17 +506,18 @@ fn identifier_use(id: NodeRef<'_>, k: &Kinds) -> IdentifierUse {
 }
 
 fn collect_uses<'s>(scan: &Scan<'s>, k: &Kinds, defs: &[Def], module_names: &BTreeSet<String>, imports: &Imports) -> Uses<'s> {
-    let names: BTreeSet<u32> = defs.iter().map(|d| d.name_start).collect();
+    // Definitions are in document order, so their names' offsets are sorted.
+    let names: Vec<u32> = defs.iter().map(|d| d.name_start).collect();
     let imports_at = SpanSet::new(scan.import_spans.iter().copied());
     let chunked: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].chunked).collect();
-    let mut per_def: Vec<BTreeSet<&'s str>> = vec![BTreeSet::new(); defs.len() + 1];
+    let mut per_def: Vec<Vec<&'s str>> = vec![Vec::new(); defs.len() + 1];
     for &id in &scan.identifiers {
         let usage = identifier_use(id, k);
-        if !(usage.callee || usage.value) {
+        if !(usage.callee || usage.value) || usage.binding {
             continue;
         }
         let (at, text) = (id.start_byte(), id.text());
-        if names.contains(&at) || usage.binding || BUILTINS.contains(&text) || imports_at.contains_byte(at) {
+        if is_builtin(text) || names.binary_search(&at).is_ok() || imports_at.contains_byte(at) {
             continue;
         }
         // Uppercase names and callees always count; other names only when
@@ -524,7 +530,11 @@ fn collect_uses<'s>(scan: &Scan<'s>, k: &Kinds, defs: &[Def], module_names: &BTr
             continue;
         }
         let owner = innermost(defs, &chunked, at);
-        per_def[owner.map_or(0, |i| i + 1)].insert(text);
+        per_def[owner.map_or(0, |i| i + 1)].push(text);
+    }
+    for names in &mut per_def {
+        names.sort_unstable();
+        names.dedup();
     }
     Uses { per_def }
 }
@@ -604,7 +614,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
     chunks.push(module_chunk);
 
     // Definitions, outermost first so that parents have ids.
-    let mut ids: HashMap<usize, String> = HashMap::new();
+    let mut ids: Vec<Option<String>> = vec![None; defs.len()];
     for (i, def) in defs.iter().enumerate() {
         if !def.chunked {
             continue;
@@ -620,7 +630,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
         let mut builder = ChunkBuilder::new(kind, def.name.clone())
             .id(format!("{kind}:{}", def.path))
             .qualified_name(join(module, &def.path))
-            .parent(def.parent.and_then(|p| ids.get(&p).cloned()))
+            .parent(def.parent.and_then(|p| ids[p].clone()))
             .span(def.outer)
             .signature(signature(def, source))
             .docstring(def.docstring.clone())
@@ -662,7 +672,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
             }
         }
         let id = chunks.push(builder);
-        ids.insert(i, id);
+        ids[i] = Some(id);
     }
     Ok(chunks.finish())
 }
