@@ -11,9 +11,9 @@
 //!   plugin, alternating), which load from other processes skews far less,
 //!   and what a parse plus the node table of every named node costs next to
 //!   the parse: the ceiling of a node-table plugin's ratio.
-//!   Measured on a quiet machine (load below 1), every plugin on the node
-//!   table (`tree.nodes`): python 0.60, php 0.63, javascript 0.60,
-//!   typescript 0.61, go 0.57, java 0.55, css 0.49, html 0.60, vue 0.54.
+//!   Measured in one run, every plugin on the node table (`tree.nodes`):
+//!   python 0.66, php 0.65, javascript 0.64, typescript 0.64, go 0.59,
+//!   java 0.60, css 0.52, html 0.62, vue 0.58; parse plus table 1.20-1.27.
 //!   With one query per file they measured 0.42-0.51 (html 0.27, css 0.37):
 //!   a query walk costs 0.4-0.6x the parse, the node table's walk about
 //!   0.2x; most of what is left is the plugins building their chunks
