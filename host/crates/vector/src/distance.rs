@@ -151,18 +151,36 @@ fn dot_u4_i8_portable(codes: &[u8], q: &[i8]) -> i32 {
 #[allow(unsafe_code)]
 mod avx2 {
     use std::arch::x86_64::{
-        __m128i, __m256i, _mm_add_epi32, _mm_and_si128, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_set1_epi8,
+        _MM_HINT_T0, __m128i, __m256i, _mm_add_epi32, _mm_prefetch, _mm_and_si128, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_set1_epi8,
         _mm_shuffle_epi32, _mm_srli_epi16, _mm256_add_epi32, _mm256_castsi256_si128, _mm256_extracti128_si256,
         _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_set_m128i, _mm256_set1_epi16,
         _mm256_setzero_si256,
     };
+
+    /// How far ahead of the code being scored [`dots_u4_i8`] asks for codes
+    /// to be loaded into the cache. A search's codes come from memory, not
+    /// the cache: the query's embedding has just read the model's weights.
+    /// The hardware's own prefetching left the scan waiting on loads; with
+    /// 8 KiB ahead a 100k-point search after reading 100 MB of other data
+    /// took 1.4-1.8 ms p50 instead of 2.1-2.8 (`scan_profile 100000 300 0
+    /// 100`, alternating builds; 4 KiB: 1.7-2.0, 32 KiB: 1.9-2.0), and the
+    /// same as before with the codes already in the cache.
+    const PREFETCH_AHEAD: usize = 8 * 1024;
 
     /// # Safety
     /// The CPU must support AVX2; `code_len` is a multiple of 16.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn dots_u4_i8(codes: &[u8], code_len: usize, q: &[i8], out: &mut Vec<i32>) {
         out.reserve(codes.len() / code_len);
-        for code in codes.chunks_exact(code_len) {
+        for (i, code) in codes.chunks_exact(code_len).enumerate() {
+            // Ask for the code `PREFETCH_AHEAD` bytes on, a line at a time.
+            // `wrapping_add`: near the end the address may lie past the
+            // slice, which a prefetch may name (it never faults) but
+            // in-bounds pointer arithmetic may not.
+            let ahead = codes.as_ptr().wrapping_add(i * code_len + PREFETCH_AHEAD);
+            for line in (0..code_len).step_by(64) {
+                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(line).cast::<i8>());
+            }
             // SAFETY: the caller checked AVX2; inlined here, so the batch
             // pays no call per point.
             out.push(unsafe { dot_u4_i8(code, q) });
