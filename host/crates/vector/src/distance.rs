@@ -151,8 +151,8 @@ fn dot_u4_i8_portable(codes: &[u8], q: &[i8]) -> i32 {
 #[allow(unsafe_code)]
 mod avx2 {
     use std::arch::x86_64::{
-        _MM_HINT_T0, __m128i, __m256i, _mm_add_epi32, _mm_prefetch, _mm_and_si128, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_set1_epi8,
-        _mm_shuffle_epi32, _mm_srli_epi16, _mm256_add_epi32, _mm256_castsi256_si128, _mm256_extracti128_si256,
+        _MM_HINT_T0, __m128i, __m256i, _mm_add_epi32, _mm_and_si128, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_prefetch,
+        _mm_set1_epi8, _mm_shuffle_epi32, _mm_srli_epi16, _mm256_add_epi32, _mm256_castsi256_si128, _mm256_extracti128_si256,
         _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_set_m128i, _mm256_set1_epi16,
         _mm256_setzero_si256,
     };
