@@ -532,9 +532,9 @@ fn collect_uses<'s>(scan: &Scan<'s>, k: &Kinds, defs: &[Def], module_names: &BTr
         let owner = innermost(defs, &chunked, at);
         per_def[owner.map_or(0, |i| i + 1)].push(text);
     }
-    for names in &mut per_def {
-        names.sort_unstable();
-        names.dedup();
+    for used in &mut per_def {
+        used.sort_unstable();
+        used.dedup();
     }
     Uses { per_def }
 }

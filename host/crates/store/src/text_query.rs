@@ -9,9 +9,10 @@
 //! reads the whole posting list of every word in the query to count the
 //! chunks holding it, and an any-word query over it matches most of the
 //! index. A [`TextQuery`] therefore ranks by the query's other words and, for
-//! an all-words query, checks the common ones per hit
-//! ([`TextQuery::required`]): the same hits in the same order, for a fraction
-//! of the work. Whether a word is that common is read from the index's term
+//! an all-words query, still requires the common ones
+//! ([`TextQuery::required`]: the candidates are the matches of the whole
+//! query, read without scoring): the same hits in the same order, for a
+//! fraction of the work. Whether a word is that common is read from the index's term
 //! statistics once per connection and reused after the chunks change while
 //! the chunks inserted and deleted since cannot have moved its count across
 //! the half.
