@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Language, Parser, Query, QueryCursor, QueryCursorOptions, StreamingIterator};
 
+mod named_nodes;
+
 /// Largest source the service parses. The indexer skips files over 1 MiB by
 /// default (configurable); 16 MiB leaves room for a raised limit while
 /// keeping one tree (roughly 10x the source in memory) far from exhausting
@@ -143,6 +145,7 @@ impl SpanMatches {
 /// One named node of [`SyntaxTree::named_nodes`] (one node of the WIT
 /// `node-table`, see [`TreeNode::to_array`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)] // written by the C walk in `syntax/named_nodes.c`
 pub struct TreeNode {
     /// Index into [`NodeTable::kinds`].
     pub kind: u32,
@@ -497,12 +500,12 @@ impl SyntaxTree {
         self.named_nodes_until(kinds, Instant::now() + DEFAULT_TIMEOUT)
     }
 
-    /// Walks the whole tree once with a tree cursor and returns its named
-    /// nodes (of `kinds` only, unless `kinds` is empty) in document order:
-    /// the kind, the field the node fills in its parent, the nearest
-    /// ancestor in the table and the end of its subtree in the table. A
-    /// walk costs about a third of a query walk (no pattern state per node),
-    /// and the plugin matches the structure it needs itself.
+    /// Walks the whole tree once and returns its named nodes (of `kinds`
+    /// only, unless `kinds` is empty) in document order: the kind, the field
+    /// the node fills in its parent, the nearest ancestor in the table and
+    /// the end of its subtree in the table. The walk reads tree-sitter's
+    /// subtrees directly and costs about a tenth of the parse, a query walk
+    /// about half; the plugin matches the structure it needs itself.
     ///
     /// # Errors
     /// `InvalidQuery` when a kind is not a named node kind of the grammar
@@ -518,86 +521,24 @@ impl SyntaxTree {
                 .map(|id| u16::try_from(id).is_ok_and(|id| grammar.node_kind_is_named(id)))
                 .collect(),
         };
-        let mut out = NodeTable {
-            kinds: Vec::new(),
-            fields: Vec::new(),
-            nodes: Vec::with_capacity(self.source.len() / 8),
-        };
         let max_nodes = MAX_QUERY_RESULT_BYTES / TREE_NODE_BYTES;
-        let mut kinds = KindTable::default();
-        // Field names as the table uses them, each once; 0 is "no field".
-        let mut fields: Vec<String> = vec![String::new()];
-        let mut field_index: Vec<u32> = vec![0; grammar.field_count() + 1];
-        // For each level of the cursor's path: the table index of the node
-        // at that level when it is in the table.
-        let mut path: Vec<Option<u32>> = Vec::new();
-        let mut parent = NO_PARENT;
-        let mut cursor = self.tree.walk();
-        let mut visited = 0usize;
-        'walk: loop {
-            let node = cursor.node();
-            visited += 1;
-            if visited.is_multiple_of(4096) && Instant::now() >= deadline {
-                return Err(SyntaxError::ParseFailed(format!(
-                    "walking {} bytes of {} took longer than its time limit",
-                    self.source.len(),
-                    self.language
-                )));
+        let walked = named_nodes::walk(&self.tree, &kept_ids, deadline, max_nodes).map_err(|e| match e {
+            named_nodes::WalkError::Full => SyntaxError::ParseFailed(format!(
+                "the node table exceeds {MAX_QUERY_RESULT_BYTES} bytes; ask for fewer kinds"
+            )),
+            named_nodes::WalkError::Expired => SyntaxError::ParseFailed(format!(
+                "walking {} bytes of {} took longer than its time limit",
+                self.source.len(),
+                self.language
+            )),
+            named_nodes::WalkError::NoMemory => {
+                SyntaxError::ParseFailed(format!("walking {} bytes of {} ran out of memory", self.source.len(), self.language))
             }
-            let id = usize::from(node.kind_id());
-            if kept_ids.get(id).copied().unwrap_or(false) {
-                if out.nodes.len() >= max_nodes {
-                    return Err(SyntaxError::ParseFailed(format!(
-                        "the node table exceeds {MAX_QUERY_RESULT_BYTES} bytes; ask for fewer kinds"
-                    )));
-                }
-                let p = position(&node);
-                let index = to_u32(out.nodes.len());
-                out.nodes.push(TreeNode {
-                    kind: kinds.index_of(&node),
-                    field: cursor.field_id().map_or(0, |f| {
-                        let id = usize::from(f.get());
-                        if field_index.get(id) == Some(&0) {
-                            field_index[id] = to_u32(fields.len());
-                            fields.push(cursor.field_name().unwrap_or_default().to_string());
-                        }
-                        field_index.get(id).copied().unwrap_or(0)
-                    }),
-                    parent,
-                    end: 0,
-                    start_byte: p.start_byte,
-                    end_byte: p.end_byte,
-                    start_line: p.start_line,
-                    end_line: p.end_line,
-                });
-                path.push(Some(index));
-                parent = index;
-            } else {
-                path.push(None);
-            }
-            if cursor.goto_first_child() {
-                continue;
-            }
-            // Leave finished nodes (closing their subtrees) until one has a
-            // next sibling.
-            loop {
-                if let Some(Some(index)) = path.pop() {
-                    let end = to_u32(out.nodes.len());
-                    let closed = &mut out.nodes[index as usize];
-                    closed.end = end;
-                    parent = closed.parent;
-                }
-                if cursor.goto_next_sibling() {
-                    continue 'walk;
-                }
-                if !cursor.goto_parent() {
-                    break 'walk;
-                }
-            }
-        }
-        out.kinds = kinds.names;
-        out.fields = fields;
-        Ok(out)
+        })?;
+        let kind_name = |id: u16| grammar.node_kind_for_id(id).unwrap_or_default().to_string();
+        let mut fields = vec![String::new()];
+        fields.extend(walked.field_ids.iter().skip(1).map(|&id| grammar.field_name_for_id(id).unwrap_or_default().to_string()));
+        Ok(NodeTable { kinds: walked.kind_ids.into_iter().map(kind_name).collect(), fields, nodes: walked.nodes })
     }
 
     /// Runs `query` and calls `each` with the query's capture names and every
