@@ -336,9 +336,24 @@ const CSS_NAMESPACES: &[(&str, &str)] = &[
     ("--shadow-", "shadows"),
 ];
 
+/// Why a stylesheet is declined.
+const NOT_TAILWIND_CSS: &str =
+    "not a Tailwind v4 stylesheet: no @theme, @plugin, @source, @config or @import \"tailwindcss\"";
+
 /// Chunks a v4 stylesheet, or declines one that configures nothing.
 #[must_use]
 pub fn chunk_css(path: &str, src: &str) -> ChunkOutcome {
+    // Every stylesheet of a project is offered to this plugin first, and
+    // most configure nothing: one scan for the directives' names declines
+    // those before any other work (the full check below ignores comments).
+    let may_configure = src.contains("tailwindcss")
+        || src.match_indices('@').any(|(at, _)| {
+            let rest = &src.as_bytes()[at + 1..];
+            [&b"theme"[..], b"plugin", b"source", b"config"].iter().any(|d| rest.starts_with(d))
+        });
+    if !may_configure {
+        return ChunkOutcome::Decline(NOT_TAILWIND_CSS.into());
+    }
     let lines = LineIndex::new(src);
     let stripped = strip_css_comments(src);
     let mut themes = Vec::new();
@@ -374,7 +389,7 @@ pub fn chunk_css(path: &str, src: &str) -> ChunkOutcome {
     let imports_tailwind = stripped.contains("@import \"tailwindcss") || stripped.contains("@import 'tailwindcss");
     let config = directive_args("@config ");
     if themes.is_empty() && plugins.is_empty() && sources.is_empty() && !imports_tailwind && config.is_empty() {
-        return ChunkOutcome::Decline("not a Tailwind v4 stylesheet: no @theme, @plugin, @source, @config or @import \"tailwindcss\"".into());
+        return ChunkOutcome::Decline(NOT_TAILWIND_CSS.into());
     }
     let mut set = ChunkSet::new(src);
     let holes: Vec<(std::ops::Range<usize>, &str)> = themes.iter().map(|&(_, open, end)| (open..end, "{ … }")).collect();
@@ -469,5 +484,25 @@ mod tests {
         assert_eq!(out.len(), src.len());
         assert!(out.contains("../views/**/*.blade.php"));
         assert!(!out.contains('é'));
+    }
+
+    fn declined(src: &str) -> bool {
+        matches!(chunk_css("app.css", src), ChunkOutcome::Decline(ref why) if why == NOT_TAILWIND_CSS)
+    }
+
+    #[test]
+    fn stylesheets_that_configure_nothing_are_declined() {
+        assert!(declined(".a { color: red }\n@media (max-width: 1px) { .b { x: 1 } }\n"));
+        // A directive's name in a comment passes the first scan, not the check.
+        assert!(declined("/* @theme { --color-x: red; } @import \"tailwindcss\"; */\n.a { x: 1 }\n"));
+        for configuring in [
+            "@import \"tailwindcss\";\n",
+            "@theme { --color-brand: #fff; }\n",
+            "@plugin \"@tailwindcss/forms\";\n",
+            "@source \"../views\";\n",
+            "@config \"./tailwind.config.js\";\n",
+        ] {
+            assert!(!declined(configuring), "{configuring}");
+        }
     }
 }
