@@ -300,13 +300,13 @@ fn interleaved_ratio(host: &PluginHost, language: &str, files: &[(String, String
         // What the host does before a node-table plugin starts its own work:
         // the ceiling of that plugin's ratio.
         eprintln!(
-            "{language}: native parse + node table of every named node: {:.2} of the parse",
+            "{language}: native parse + node table of every named node: {:.3} of the parse",
             table.as_secs_f64() / native.as_secs_f64()
         );
     }
     let mb_per_s = |d: Duration| (bytes * ROUNDS) as f64 / 1e6 / d.as_secs_f64();
     eprintln!(
-        "{language}: interleaved per file, {ROUNDS} rounds: plugin {:.2} MB/s, native parse {:.2} MB/s, ratio {:.2} (goal >= 0.7)",
+        "{language}: interleaved per file, {ROUNDS} rounds: plugin {:.2} MB/s, native parse {:.2} MB/s, ratio {:.3} (goal >= 0.7)",
         mb_per_s(plugin),
         mb_per_s(native),
         native.as_secs_f64() / plugin.as_secs_f64()
