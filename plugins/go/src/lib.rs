@@ -40,12 +40,18 @@ pub struct Go;
 const PRIORITY: i32 = 10;
 
 /// Predeclared identifiers and types left out of `references`.
-const BUILTINS: &[&str] = &[
-    "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max", "min", "new",
-    "panic", "print", "println", "real", "recover", "bool", "byte", "complex64", "complex128", "error", "float32",
-    "float64", "int", "int8", "int16", "int32", "int64", "rune", "string", "uint", "uint8", "uint16", "uint32",
-    "uint64", "uintptr", "any", "comparable", "Error",
-];
+fn is_builtin(name: &str) -> bool {
+    // A `match` on strings compiles to a switch on the length and a few
+    // comparisons, not one comparison per entry.
+    matches!(
+        name,
+        "append" | "cap" | "clear" | "close" | "complex" | "copy" | "delete" | "imag" | "len" | "make" |
+        "max" | "min" | "new" | "panic" | "print" | "println" | "real" | "recover" | "bool" | "byte" |
+        "complex64" | "complex128" | "error" | "float32" | "float64" | "int" | "int8" | "int16" | "int32" |
+        "int64" | "rune" | "string" | "uint" | "uint8" | "uint16" | "uint32" | "uint64" | "uintptr" | "any" |
+        "comparable" | "Error"
+    )
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum DefKind {
@@ -503,7 +509,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
     for &(at, text) in &scan.uses {
         if name_starts.contains(&at)
             || in_import(at)
-            || BUILTINS.contains(&text)
+            || is_builtin(text)
             || member_at.contains(&at)
             || text.len() == 1
         {

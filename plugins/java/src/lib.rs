@@ -45,19 +45,30 @@ const PRIORITY: i32 = 10;
 
 /// `java.lang` types, boxed primitives and common annotations: left out of
 /// `references` and `related_symbols`, they would link everything to nothing.
-const JAVA_LANG: &[&str] = &[
-    "Boolean", "Byte", "Character", "Class", "Comparable", "Deprecated", "Double", "Enum", "Error", "Exception",
-    "Float", "FunctionalInterface", "Integer", "Iterable", "Long", "Math", "Number", "Object", "Override", "Record",
-    "Runnable", "RuntimeException", "SafeVarargs", "Short", "String", "StringBuilder", "SuppressWarnings", "System",
-    "Thread", "Throwable", "Void", "var", "IllegalArgumentException", "IllegalStateException",
-    "UnsupportedOperationException", "NullPointerException", "CharSequence", "AutoCloseable",
-];
+fn is_java_lang(name: &str) -> bool {
+    // A `match` on strings compiles to a switch on the length and a few
+    // comparisons, not one comparison per entry.
+    matches!(
+        name,
+        "Boolean" | "Byte" | "Character" | "Class" | "Comparable" | "Deprecated" | "Double" | "Enum" |
+        "Error" | "Exception" | "Float" | "FunctionalInterface" | "Integer" | "Iterable" | "Long" | "Math" |
+        "Number" | "Object" | "Override" | "Record" | "Runnable" | "RuntimeException" | "SafeVarargs" |
+        "Short" | "String" | "StringBuilder" | "SuppressWarnings" | "System" | "Thread" | "Throwable" |
+        "Void" | "var" | "IllegalArgumentException" | "IllegalStateException" |
+        "UnsupportedOperationException" | "NullPointerException" | "CharSequence" | "AutoCloseable"
+    )
+}
 
 /// Modifier keywords (annotations are listed apart).
-const MODIFIERS: &[&str] = &[
-    "public", "protected", "private", "static", "final", "abstract", "default", "synchronized", "native",
-    "transient", "volatile", "strictfp", "sealed", "non-sealed",
-];
+fn is_modifier(name: &str) -> bool {
+    // A `match` on strings compiles to a switch on the length and a few
+    // comparisons, not one comparison per entry.
+    matches!(
+        name,
+        "public" | "protected" | "private" | "static" | "final" | "abstract" | "default" | "synchronized" |
+        "native" | "transient" | "volatile" | "strictfp" | "sealed" | "non-sealed"
+    )
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum DefKind {
@@ -467,7 +478,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
             for a in annotations() {
                 plain = plain.replacen(a.text(), " ", 1);
             }
-            def.modifiers = plain.split_whitespace().filter(|w| MODIFIERS.contains(w)).map(str::to_string).collect();
+            def.modifiers = plain.split_whitespace().filter(|w| is_modifier(w)).map(str::to_string).collect();
         }
         defs.push(def);
     }
@@ -588,7 +599,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
     let mut refs: Vec<BTreeSet<Cow<'_, str>>> = vec![BTreeSet::new(); defs.len() + 1];
     let mut related: Vec<BTreeSet<String>> = vec![BTreeSet::new(); defs.len() + 1];
     for &(at, text) in &uses {
-        if text.len() == 1 || JAVA_LANG.contains(&text) || in_import(at) {
+        if text.len() == 1 || is_java_lang(text) || in_import(at) {
             continue;
         }
         let text: Cow<'_, str> = if text.contains(char::is_whitespace) {
@@ -682,7 +693,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
             let nonempty = |v: Vec<String>| Some(v).filter(|l| !l.is_empty());
             builder = builder
                 .content(elide(source, def.outer.range(), &holes))
-                .related_all(def.extends.iter().chain(&def.implements).filter(|t| !JAVA_LANG.contains(&t.as_str())).filter_map(|t| resolve(t)))
+                .related_all(def.extends.iter().chain(&def.implements).filter(|t| !is_java_lang(t.as_str())).filter_map(|t| resolve(t)))
                 .meta_opt("extends", nonempty(def.extends.clone()))
                 .meta_opt("implements", nonempty(def.implements.clone()))
                 .meta_opt("fields", nonempty(def.fields.clone()))

@@ -43,22 +43,15 @@ const PRIORITY: i32 = 10;
 const MIN_ELEMENT_LINES: u32 = 3;
 
 /// Vue's built-in components and elements: not references to components.
-const BUILTINS: &[&str] = &[
-    "component",
-    "transition",
-    "transition-group",
-    "keep-alive",
-    "slot",
-    "teleport",
-    "suspense",
-    "template",
-    "Component",
-    "Transition",
-    "TransitionGroup",
-    "KeepAlive",
-    "Teleport",
-    "Suspense",
-];
+fn is_builtin(name: &str) -> bool {
+    // A `match` on strings compiles to a switch on the length and a few
+    // comparisons, not one comparison per entry.
+    matches!(
+        name,
+        "component" | "transition" | "transition-group" | "keep-alive" | "slot" | "teleport" | "suspense" |
+        "template" | "Component" | "Transition" | "TransitionGroup" | "KeepAlive" | "Teleport" | "Suspense"
+    )
+}
 
 impl Plugin for Vue {
     fn info() -> PluginInfo {
@@ -185,7 +178,7 @@ fn pascal(text: &str) -> String {
 /// The component a template tag names, as it would be imported
 /// (`router-link` -> `RouterLink`), or `None` for an HTML or built-in tag.
 fn component_of_tag(tag: &str) -> Option<String> {
-    if tag.is_empty() || BUILTINS.contains(&tag) || tag.contains(':') {
+    if tag.is_empty() || is_builtin(tag) || tag.contains(':') {
         return None;
     }
     if tag.starts_with(|c: char| c.is_ascii_uppercase()) {
