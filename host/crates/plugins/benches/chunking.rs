@@ -11,13 +11,15 @@
 //!   plugin, alternating), which load from other processes skews far less,
 //!   and what a parse plus the node table of every named node costs next to
 //!   the parse: the ceiling of a node-table plugin's ratio.
-//!   Measured in one run, every plugin on the node table (`tree.nodes`):
-//!   python 0.66, php 0.65, javascript 0.64, typescript 0.64, go 0.59,
-//!   java 0.60, css 0.52, html 0.62, vue 0.58; parse plus table 1.20-1.27.
-//!   With one query per file they measured 0.42-0.51 (html 0.27, css 0.37):
-//!   a query walk costs 0.4-0.6x the parse, the node table's walk about
-//!   0.2x; most of what is left is the plugins building their chunks
-//!   (docs/plugin-host.md, "Parsing, queries and the node table").
+//!   Measured in two runs, every plugin on the node table (`tree.nodes`):
+//!   python 0.707 / 0.712, php 0.713 / 0.715, javascript 0.715 / 0.715,
+//!   typescript 0.714 / 0.722, go 0.671 / 0.676, java 0.659 / 0.652, css
+//!   0.635 / 0.630, html 0.679 / 0.714, vue 0.607 / 0.600; parse plus table
+//!   1.05-1.09. With one query
+//!   per file they measured 0.42-0.51 (html 0.27, css 0.37): a query walk
+//!   costs 0.4-0.6x the parse, the node table's walk 0.05-0.09x; what is
+//!   left is the plugins' own work (docs/plugin-host.md, "Parsing, queries
+//!   and the node table").
 //! - `load/*`: what `code-intel plugin list` does (load every plugin in
 //!   `<target>/release/plugins`) with a warm cache and with a cold one.
 //!   Goal: warm < 50 ms.
