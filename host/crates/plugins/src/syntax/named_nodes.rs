@@ -71,11 +71,25 @@ extern "C" fn deadline_passed(context: *mut c_void) -> bool {
 
 /// Walks `tree` and keeps the named nodes whose kind id `kept` marks.
 pub(super) fn walk(tree: &Tree, kept: &[bool], deadline: Instant, max_nodes: usize) -> Result<Walked, WalkError> {
+    // Tree-sitter's count of visible nodes bounds the table. Should it ever
+    // fall short (it skips an aliased end-of-input token, which the cursor
+    // would show), the walk runs again with room for `max_nodes`.
+    walk_sized(tree, kept, deadline, max_nodes, tree.root_node().descendant_count())
+}
+
+/// [`walk`] with a first table of `first_capacity` rows.
+fn walk_sized(tree: &Tree, kept: &[bool], deadline: Instant, max_nodes: usize, first_capacity: usize) -> Result<Walked, WalkError> {
+    let first = first_capacity.min(max_nodes);
+    match walk_with_capacity(tree, kept, deadline, first) {
+        Err(WalkError::Full) if first < max_nodes => walk_with_capacity(tree, kept, deadline, max_nodes),
+        walked => walked,
+    }
+}
+
+/// One walk into a table of at most `capacity` rows (`Full` past it).
+fn walk_with_capacity(tree: &Tree, kept: &[bool], deadline: Instant, capacity: usize) -> Result<Walked, WalkError> {
     let grammar: Language = tree.language().to_owned();
     let root = tree.root_node();
-    // Every visible node but the root is a descendant, so this bounds the
-    // table; past `max_nodes` the walk reports `Full`.
-    let capacity = root.descendant_count().min(max_nodes);
     let mut nodes: Vec<TreeNode> = Vec::with_capacity(capacity);
     let mut kind_index = vec![u32::MAX; kept.len()];
     let mut kinds_seen = vec![0u16; kept.len()];
@@ -271,6 +285,23 @@ mod tests {
         }
         let deep = format!("x = {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
         assert_same_table("python", "10,000 nested lists", &deep);
+    }
+
+    #[test]
+    fn a_table_larger_than_its_first_estimate_is_walked_again_and_one_over_the_limit_is_refused() {
+        let src = "class A:\n    def run(self):\n        return [1, 2, 3]\n";
+        let tree = parse("python", src).unwrap();
+        let kept: Vec<bool> = (0..tree.tree.language().node_kind_count())
+            .map(|id| tree.tree.language().node_kind_is_named(u16::try_from(id).unwrap()))
+            .collect();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let expected = tree.named_nodes(&[]).unwrap().nodes;
+        let Ok(walked) = super::walk_sized(&tree.tree, &kept, deadline, 1000, 2) else { panic!("walk failed") };
+        assert_eq!(walked.nodes, expected);
+        let limit = expected.len() - 1;
+        assert!(matches!(super::walk(&tree.tree, &kept, deadline, limit), Err(super::WalkError::Full)));
+        let Ok(exact) = super::walk(&tree.tree, &kept, deadline, expected.len()) else { panic!("walk failed") };
+        assert_eq!(exact.nodes.len(), expected.len());
     }
 
     #[test]
