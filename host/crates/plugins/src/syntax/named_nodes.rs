@@ -305,6 +305,19 @@ mod tests {
     }
 
     #[test]
+    fn a_walk_past_its_deadline_stops_with_a_message() {
+        let src = "x = [1, 2, 3]\n".repeat(2_000);
+        let tree = parse("python", &src).unwrap();
+        let past = std::time::Instant::now();
+        let err = tree.named_nodes_until(&[], past).unwrap_err();
+        let super::super::SyntaxError::ParseFailed(message) = err else { panic!("{err:?}") };
+        assert!(message.contains("took longer than its time limit"), "{message}");
+        // The same tree walks in full with time to spare: the module, and per
+        // line a statement, an assignment, a name, a list and three integers.
+        assert_eq!(tree.named_nodes(&[]).unwrap().nodes.len(), 1 + 2_000 * 7);
+    }
+
+    #[test]
     fn the_walk_keeps_only_the_listed_kinds_with_their_nearest_listed_parent() {
         let src = "class A:\n    def run(self):\n        print(len(self))\n";
         let tree = parse("python", src).unwrap();
