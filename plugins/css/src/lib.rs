@@ -606,7 +606,7 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
         };
         let header = one_line(&source[block.node.start_byte as usize..block.body.start_byte as usize]);
         let custom: BTreeMap<String, Value> = block.custom.into_iter().collect();
-        let id = format!("{kind}:{}", block.name);
+        let id = [kind, ":", &block.name].concat();
         let mut builder = ChunkBuilder::new(kind, block.name)
             .id(id)
             .span(block.outer)

@@ -482,7 +482,9 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
     defs.sort_by_key(|d| (d.outer.start_byte, std::cmp::Reverse(d.outer.end_byte)));
 
     let package = package.unwrap_or_else(|| dir.rsplit('/').next().unwrap_or("main").to_string());
-    let qualify = |name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}.{name}") };
+    // Names are joined with `concat`, not `format!`: formatting costs several
+    // times as much in WebAssembly, and these run once per use.
+    let qualify = |name: &str| if dir.is_empty() { name.to_string() } else { [dir, ".", name].concat() };
     let local_names: BTreeSet<&str> = defs.iter().filter(|d| d.kind != DefKind::Method).map(|d| d.name.as_str()).collect();
     let type_names: BTreeSet<&str> = defs.iter().filter(|d| d.kind == DefKind::Type).map(|d| d.name.as_str()).collect();
 
@@ -502,8 +504,8 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         if let Some(import_path) = imported(&imports, m.pkg) {
             member_at.insert(m.at);
             let owner = slot(owner_of(m.at));
-            refs[owner].insert(Cow::Owned(format!("{}.{}", m.pkg, m.member)));
-            related[owner].insert(format!("{import_path}.{}", m.member));
+            refs[owner].insert(Cow::Owned([m.pkg, ".", m.member].concat()));
+            related[owner].insert([import_path, ".", m.member].concat());
         }
     }
     for &(at, text) in &scan.uses {
@@ -568,12 +570,12 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
 
     // The chunk id of the (last) type named `name` declared in the file.
     let type_id = |name: &str| {
-        defs.iter().rev().find(|d| d.kind == DefKind::Type && d.name == name).map(|d| format!("{}:{}", d.type_kind, d.name))
+        defs.iter().rev().find(|d| d.kind == DefKind::Type && d.name == name).map(|d| [d.type_kind, ":", &d.name].concat())
     };
     for (i, def) in defs.iter().enumerate() {
         let (kind, path) = match def.kind {
             DefKind::Function => ("function", def.name.clone()),
-            DefKind::Method => ("method", format!("{}.{}", def.receiver.as_deref().unwrap_or("?"), def.name)),
+            DefKind::Method => ("method", [def.receiver.as_deref().unwrap_or("?"), ".", &def.name].concat()),
             DefKind::Type => (def.type_kind, def.name.clone()),
         };
         let header = source.get(def.node.start_byte as usize..def.header_end as usize).unwrap_or_default();
@@ -582,7 +584,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
             _ => one_line(header),
         };
         let mut builder = ChunkBuilder::new(kind, def.name.clone())
-            .id(format!("{kind}:{path}"))
+            .id([kind, ":", &path].concat())
             .qualified_name(qualify(&path))
             .span(def.outer)
             .signature(signature.trim_end_matches(['{', ' ']))

@@ -512,7 +512,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
             defs[i].local = defs[p].local
                 || !matches!(defs[p].kind, DefKind::Type(_))
                 || anonymous.iter().any(|a| a.contains(&defs[i].node));
-            defs[i].path = format!("{}.{}", defs[p].path, defs[i].name);
+            defs[i].path = [defs[p].path.as_str(), ".", &defs[i].name].concat();
         } else {
             defs[i].path = defs[i].name.clone();
         }
@@ -542,8 +542,10 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         }
     }
 
+    // Names are joined with `concat`, not `format!`: formatting costs several
+    // times as much in WebAssembly, and `resolve` runs once per use.
     let qualify = |path: &str| match &package {
-        Some(p) => format!("{p}.{path}"),
+        Some(p) => [p.as_str(), ".", path].concat(),
         None => path.to_string(),
     };
     // Qualified names of the defs, computed once.
@@ -552,7 +554,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         let first = name.split('.').next().unwrap_or(name);
         if let Some((_, target)) = imports.iter().find(|(simple, _)| simple == first) {
             return Some(match name.split_once('.') {
-                Some((_, rest)) => format!("{target}.{rest}"),
+                Some((_, rest)) => [target.as_str(), ".", rest].concat(),
                 None => target.clone(),
             });
         }
@@ -569,7 +571,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         if wildcard {
             return None;
         }
-        package.as_ref().map(|p| format!("{p}.{name}"))
+        package.as_ref().map(|p| [p.as_str(), ".", name].concat())
     };
 
     // Uses per chunk: the innermost non-local def containing them.
@@ -624,7 +626,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
             DefKind::Method => "method",
             DefKind::Constructor => "constructor",
         };
-        format!("{kind}:{}", d.path)
+        [kind, ":", &d.path].concat()
     };
 
     // The module: the file with top-level type bodies elided.

@@ -162,7 +162,7 @@ impl Scope {
         }
         let (first, rest) = written.split_once('\\').map_or((written, None), |(f, r)| (f, Some(r)));
         if let Some(target) = imported(&self.classes, first) {
-            return Some(rest.map_or_else(|| target.clone(), |r| format!("{target}\\{r}")));
+            return Some(rest.map_or_else(|| target.clone(), |r| [target.as_str(), "\\", r].concat()));
         }
         Some(qualify(&self.namespace, written))
     }
@@ -177,7 +177,9 @@ impl Scope {
 }
 
 fn qualify(namespace: &str, name: &str) -> String {
-    if namespace.is_empty() { name.to_string() } else { format!("{namespace}\\{name}") }
+    // `concat`, not `format!`: formatting is slow in WebAssembly, and names
+    // are resolved once per use.
+    if namespace.is_empty() { name.to_string() } else { [namespace, "\\", name].concat() }
 }
 
 fn short(name: &str) -> &str {
@@ -1022,7 +1024,7 @@ fn collect<'a>(scan: &Scan<'a>, k: &Kinds) -> Facts<'a> {
     for i in 0..facts.decls.len() {
         let at = facts.decls[i].node.start_byte;
         let fqn = match (facts.decls[i].kind, facts.decls[i].parent) {
-            (DeclKind::Method, Some(p)) => format!("{}::{}", facts.decls[p].fqn, facts.decls[i].name),
+            (DeclKind::Method, Some(p)) => [facts.decls[p].fqn.as_str(), "::", &facts.decls[i].name].concat(),
             _ => qualify(&facts.scope_at(at).namespace, &facts.decls[i].name),
         };
         facts.decls[i].fqn = fqn;
@@ -1169,13 +1171,13 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
         let own = &uses[i + 1];
         let kind = decl.kind.chunk_kind();
         let id_name = match decl.kind {
-            DeclKind::Method => format!("{}.{}", decl.parent.map_or("", |p| decls[p].name.as_str()), decl.name),
+            DeclKind::Method => [decl.parent.map_or("", |p| decls[p].name.as_str()), ".", &decl.name].concat(),
             _ => decl.fqn.clone(),
         };
         let header = source.get(decl.header.0 as usize..decl.name_start as usize).unwrap_or_default();
         let has_word = |word: &str| header.split_whitespace().any(|w| w.eq_ignore_ascii_case(word));
         let mut builder = ChunkBuilder::new(kind, decl.name.clone())
-            .id(format!("{kind}:{id_name}"))
+            .id([kind, ":", &id_name].concat())
             .qualified_name(decl.fqn.clone())
             .parent(decl.parent.and_then(|p| ids[p].clone()))
             .span(decl.outer)

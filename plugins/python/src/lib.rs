@@ -155,7 +155,9 @@ fn resolve_relative(from: &str, package: &str) -> String {
 }
 
 fn join(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") }
+    // `concat`, not `format!`: formatting is slow in WebAssembly, and this
+    // runs once per resolved use.
+    if prefix.is_empty() { name.to_string() } else { [prefix, ".", name].concat() }
 }
 
 /// Name of a decorator without `@` and call arguments: `@app.route("/")` -> `app.route`.
@@ -447,7 +449,7 @@ fn collect_defs(scan: &Scan<'_>, k: &Kinds) -> Defs {
         defs[i].parent = stack.last().copied();
         if let Some(p) = defs[i].parent {
             defs[i].chunked = defs[p].chunked && defs[p].kind == DefKind::Class;
-            defs[i].path = format!("{}.{}", defs[p].path, defs[i].name);
+            defs[i].path = [defs[p].path.as_str(), ".", &defs[i].name].concat();
         } else {
             defs[i].path = defs[i].name.clone();
         }
@@ -628,7 +630,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
         let refs = uses.of(Some(i));
         let related: Vec<String> = refs.iter().filter_map(|r| resolve(r)).collect();
         let mut builder = ChunkBuilder::new(kind, def.name.clone())
-            .id(format!("{kind}:{}", def.path))
+            .id([kind, ":", &def.path].concat())
             .qualified_name(join(module, &def.path))
             .parent(def.parent.and_then(|p| ids[p].clone()))
             .span(def.outer)
@@ -682,7 +684,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
 fn resolve_dotted(expr: &str, resolve: &impl Fn(&str) -> Option<String>) -> Option<String> {
     let (head, rest) = expr.split_once('.').map_or((expr, None), |(h, r)| (h, Some(r)));
     let base = resolve(head)?;
-    Some(rest.map_or(base.clone(), |r| format!("{base}.{r}")))
+    Some(rest.map_or(base.clone(), |r| [base.as_str(), ".", r].concat()))
 }
 
 #[cfg(test)]

@@ -94,7 +94,14 @@ pub fn first_line(text: &str) -> &str {
 /// ```
 #[must_use]
 pub fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut line = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    line
 }
 
 /// Copies `source[range]` with the given sub-ranges replaced: how a plugin
