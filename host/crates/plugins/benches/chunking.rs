@@ -11,11 +11,10 @@
 //!   plugin, alternating), which load from other processes skews far less,
 //!   and what a parse plus the node table of every named node costs next to
 //!   the parse: the ceiling of a node-table plugin's ratio.
-//!   Measured in two runs, every plugin on the node table (`tree.nodes`):
-//!   python 0.707 / 0.712, php 0.713 / 0.715, javascript 0.715 / 0.715,
-//!   typescript 0.714 / 0.722, go 0.671 / 0.676, java 0.659 / 0.652, css
-//!   0.635 / 0.630, html 0.679 / 0.714, vue 0.607 / 0.600; parse plus table
-//!   1.05-1.09. With one query
+//!   Measured in three runs, every plugin on the node table (`tree.nodes`):
+//!   python 0.717-0.730, php 0.722-0.730, javascript 0.719-0.725, go
+//!   0.686-0.704, java 0.664-0.681, css 0.628-0.647; in one run typescript
+//!   0.734, html 0.700, vue 0.623; parse plus table 1.04-1.09. With one query
 //!   per file they measured 0.42-0.51 (html 0.27, css 0.37): a query walk
 //!   costs 0.4-0.6x the parse, the node table's walk 0.05-0.09x; what is
 //!   left is the plugins' own work (docs/plugin-host.md, "Parsing, queries
