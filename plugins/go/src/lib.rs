@@ -28,7 +28,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use code_intel_plugin_sdk::text::{elide, one_line};
+use code_intel_plugin_sdk::text::{elide, one_line, qualified};
 use code_intel_plugin_sdk::{
     ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, Plugin, PluginError,
     PluginInfo, SourceFile, Span, comments_above, export_plugin, parse,
@@ -482,9 +482,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
     defs.sort_by_key(|d| (d.outer.start_byte, std::cmp::Reverse(d.outer.end_byte)));
 
     let package = package.unwrap_or_else(|| dir.rsplit('/').next().unwrap_or("main").to_string());
-    // Names are joined with `concat`, not `format!`: formatting costs several
-    // times as much in WebAssembly, and these run once per use.
-    let qualify = |name: &str| if dir.is_empty() { name.to_string() } else { [dir, ".", name].concat() };
+    let qualify = |name: &str| qualified(dir, ".", name);
     let local_names: BTreeSet<&str> = defs.iter().filter(|d| d.kind != DefKind::Method).map(|d| d.name.as_str()).collect();
     let type_names: BTreeSet<&str> = defs.iter().filter(|d| d.kind == DefKind::Type).map(|d| d.name.as_str()).collect();
 

@@ -31,7 +31,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use code_intel_plugin_sdk::text::{docblock, elide, one_line};
+use code_intel_plugin_sdk::text::{docblock, elide, one_line, qualified};
 use code_intel_plugin_sdk::{
     ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, Plugin, PluginError,
     PluginInfo, SourceFile, Span, export_plugin, parse,
@@ -542,12 +542,7 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chu
         }
     }
 
-    // Names are joined with `concat`, not `format!`: formatting costs several
-    // times as much in WebAssembly, and `resolve` runs once per use.
-    let qualify = |path: &str| match &package {
-        Some(p) => [p.as_str(), ".", path].concat(),
-        None => path.to_string(),
-    };
+    let qualify = |path: &str| qualified(package.as_deref().unwrap_or(""), ".", path);
     // Qualified names of the defs, computed once.
     let qualified: Vec<String> = defs.iter().map(|d| qualify(&d.path)).collect();
     let resolve = |name: &str| -> Option<String> {

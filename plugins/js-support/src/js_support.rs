@@ -32,7 +32,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use code_intel_plugin_sdk::text::{docblock, elide, one_line};
+use code_intel_plugin_sdk::text::{docblock, elide, one_line, qualified};
 use code_intel_plugin_sdk::{
     Chunk, ChunkBuilder, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, PluginError, Span, SpanSet, Tree,
     parse,
@@ -801,7 +801,7 @@ pub fn push_script_chunks(
         if let Some(target) = imports.bindings.get(name) {
             return Some(target.clone());
         }
-        top_names.contains(name).then(|| join(module, name))
+        top_names.contains(name).then(|| qualified(module, ".", name))
     };
 
     // The module summary.
@@ -883,7 +883,7 @@ pub fn push_script_chunks(
         let parent_id = def.parent.and_then(|p| ids[p].clone()).or_else(|| parent.as_ref().map(|_| module_id.clone()));
         let mut builder = ChunkBuilder::new(kind, def.name.clone())
             .id([kind, ":", &def.path].concat())
-            .qualified_name(join(module, &def.path))
+            .qualified_name(qualified(module, ".", &def.path))
             .parent(parent_id)
             .span(def.outer)
             .signature(signature(def, source))
@@ -924,12 +924,6 @@ pub fn push_script_chunks(
         ids[i] = Some(id);
     }
     Ok(())
-}
-
-fn join(prefix: &str, name: &str) -> String {
-    // `concat`, not `format!`: formatting is slow in WebAssembly, and this
-    // runs once per resolved use.
-    if prefix.is_empty() { name.to_string() } else { [prefix, ".", name].concat() }
 }
 
 fn resolve_dotted(expr: &str, resolve: &impl Fn(&str) -> Option<String>) -> Option<String> {
@@ -1236,7 +1230,7 @@ fn collect_imports(matches: Vec<ImportMatch<'_>>, path: &str) -> Imports {
         } else if let Some(name) = m.name {
             let name = name.trim_matches(['"', '\'']);
             let local = m.alias.unwrap_or(name);
-            let symbol = if target.starts_with("file:") { target.clone() } else { join(&target, name) };
+            let symbol = if target.starts_with("file:") { target.clone() } else { qualified(&target, ".", name) };
             imports.bindings.insert(local.to_string(), symbol.clone());
             symbol
         } else {

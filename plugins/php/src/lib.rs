@@ -27,7 +27,7 @@
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
-use code_intel_plugin_sdk::text::{docblock, elide, split_top_level, unquote};
+use code_intel_plugin_sdk::text::{docblock, elide, qualified, split_top_level, unquote};
 use code_intel_plugin_sdk::{
     ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, LineIndex, NodeRef, NodeTable, Plugin, PluginError,
     PluginInfo, SourceFile, Span, Tree, export_plugin, parse,
@@ -158,13 +158,13 @@ impl Scope {
             return Some(full.to_string());
         }
         if let Some(rest) = written.strip_prefix("namespace\\") {
-            return Some(qualify(&self.namespace, rest));
+            return Some(qualified(&self.namespace, "\\", rest));
         }
         let (first, rest) = written.split_once('\\').map_or((written, None), |(f, r)| (f, Some(r)));
         if let Some(target) = imported(&self.classes, first) {
             return Some(rest.map_or_else(|| target.clone(), |r| [target.as_str(), "\\", r].concat()));
         }
-        Some(qualify(&self.namespace, written))
+        Some(qualified(&self.namespace, "\\", written))
     }
 
     /// Fully qualified name of a function call, when an import says it.
@@ -174,12 +174,6 @@ impl Scope {
         }
         imported(&self.functions, written).cloned()
     }
-}
-
-fn qualify(namespace: &str, name: &str) -> String {
-    // `concat`, not `format!`: formatting is slow in WebAssembly, and names
-    // are resolved once per use.
-    if namespace.is_empty() { name.to_string() } else { [namespace, "\\", name].concat() }
 }
 
 fn short(name: &str) -> &str {
@@ -1025,7 +1019,7 @@ fn collect<'a>(scan: &Scan<'a>, k: &Kinds) -> Facts<'a> {
         let at = facts.decls[i].node.start_byte;
         let fqn = match (facts.decls[i].kind, facts.decls[i].parent) {
             (DeclKind::Method, Some(p)) => [facts.decls[p].fqn.as_str(), "::", &facts.decls[i].name].concat(),
-            _ => qualify(&facts.scope_at(at).namespace, &facts.decls[i].name),
+            _ => qualified(&facts.scope_at(at).namespace, "\\", &facts.decls[i].name),
         };
         facts.decls[i].fqn = fqn;
     }

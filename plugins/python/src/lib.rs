@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use code_intel_plugin_sdk::text::{elide, python_docstring, split_top_level};
+use code_intel_plugin_sdk::text::{elide, python_docstring, qualified, split_top_level};
 use code_intel_plugin_sdk::{
     ChunkBuilder, ChunkOutcome, ChunkSet, FieldId, KindId, NodeRef, NodeTable, Plugin, PluginError, PluginInfo,
     SourceFile, Span, SpanSet, Tree, export_plugin, parse,
@@ -152,12 +152,6 @@ fn resolve_relative(from: &str, package: &str) -> String {
         base.push(rest);
     }
     base.join(".")
-}
-
-fn join(prefix: &str, name: &str) -> String {
-    // `concat`, not `format!`: formatting is slow in WebAssembly, and this
-    // runs once per resolved use.
-    if prefix.is_empty() { name.to_string() } else { [prefix, ".", name].concat() }
 }
 
 /// Name of a decorator without `@` and call arguments: `@app.route("/")` -> `app.route`.
@@ -338,7 +332,7 @@ fn collect_imports(scan: &Scan<'_>, k: &Kinds, path: &str, module: &str, defs: &
                 (dotted.text(), Some(alias.text()))
             } else if bound.is(k.wildcard_import) {
                 if let Some(from) = &from {
-                    entries.push(join(from, "*"));
+                    entries.push(qualified(from, ".", "*"));
                 }
                 continue;
             } else {
@@ -352,7 +346,7 @@ fn collect_imports(scan: &Scan<'_>, k: &Kinds, path: &str, module: &str, defs: &
                     alias.map_or_else(|| dotted.to_string(), |a| format!("{dotted} as {a}"))
                 }
                 Some(from) => {
-                    let target = join(from, dotted);
+                    let target = qualified(from, ".", dotted);
                     bindings.insert(alias.unwrap_or(dotted).to_string(), target.clone());
                     alias.map_or(target.clone(), |a| format!("{target} as {a}"))
                 }
@@ -582,7 +576,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
         if let Some(target) = imports.bindings.get(name) {
             return Some(target.clone());
         }
-        top_names.contains(name).then(|| join(module, name))
+        top_names.contains(name).then(|| qualified(module, ".", name))
     };
 
     let mut chunks = ChunkSet::new(source);
@@ -631,7 +625,7 @@ fn chunk_module(tree: &Tree, path: &str, module: &str, source: &str) -> Result<V
         let related: Vec<String> = refs.iter().filter_map(|r| resolve(r)).collect();
         let mut builder = ChunkBuilder::new(kind, def.name.clone())
             .id([kind, ":", &def.path].concat())
-            .qualified_name(join(module, &def.path))
+            .qualified_name(qualified(module, ".", &def.path))
             .parent(def.parent.and_then(|p| ids[p].clone()))
             .span(def.outer)
             .signature(signature(def, source))
