@@ -46,6 +46,7 @@
 //! anything that needs a filesystem, clock or network, which the sandbox
 //! does not offer.
 
+pub mod arena;
 mod builder;
 mod span;
 mod syntax;
