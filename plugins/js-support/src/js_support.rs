@@ -763,14 +763,15 @@ pub fn chunk_script(language: &str, path: &str, source: &str) -> Result<Vec<Chun
     let tree = parse(language, source)?;
     let mut chunks = ChunkSet::new(source);
     let lines = LineIndex::new(source);
-    push_script_chunks(&mut chunks, &tree, language, path, source, &lines, &module_path(path), None)?;
+    push_script_chunks(&mut chunks, &tree, language, path, source, 0..source.len(), &lines, &module_path(path), None)?;
     Ok(chunks.finish())
 }
 
-/// What a script makes of itself, pushed into `chunks`. Spans come from
-/// `lines`, which index the whole file `source` the script was parsed from
-/// (the caller may parse a padded copy of the file so that offsets match).
-/// `parent` becomes the parent of the module chunk (a Vue `script` block).
+/// What a script makes of itself, pushed into `chunks`. The script is
+/// `source[script]` (the whole file, or a Vue `<script>` block parsed with
+/// [`code_intel_plugin_sdk::parse_embedded`]); `tree` reports positions in
+/// `source`, and spans come from `lines`, which index `source`. `parent`
+/// becomes the parent of the module chunk (a Vue `script` block).
 ///
 /// # Errors
 /// When the host cannot list the tree's nodes.
@@ -781,6 +782,7 @@ pub fn push_script_chunks(
     language: &str,
     path: &str,
     source: &str,
+    script: std::ops::Range<usize>,
     lines: &LineIndex,
     module: &str,
     parent: Option<(String, String)>,
@@ -790,7 +792,7 @@ pub fn push_script_chunks(
     let scan = Scan::of(&nodes, &k, Grammar::of(language));
     let Scan { defs: found, exports, trivia, first_comment, extends, fields, jsx_at, named_exports, imports: import_matches, uses, bindings } = scan;
     let mut defs = collect_defs(found, &exports, trivia, extends, fields, jsx_at, source, lines);
-    let file_doc = file_doc(first_comment, &defs, source);
+    let file_doc = file_doc(first_comment, &defs, source, script.start);
     let imports = collect_imports(import_matches, path);
     mark_exports(&named_exports, &mut defs);
 
@@ -807,8 +809,10 @@ pub fn push_script_chunks(
     // The module summary.
     let (module_id, module_kind, module_name, module_parent, module_span) = match &parent {
         Some((block_id, _)) => {
-            let start = u32::try_from(source.len() - source.trim_start().len()).unwrap_or(0);
-            let end = u32::try_from(source.trim_end().len()).unwrap_or(0);
+            // The block without the whitespace around it.
+            let text = &source[script.clone()];
+            let start = u32::try_from(script.start + text.len() - text.trim_start().len()).unwrap_or(0);
+            let end = u32::try_from(script.start + text.trim_end().len()).unwrap_or(0);
             ("module".to_string(), "module", module.rsplit('/').next().unwrap_or(module).to_string(), Some(block_id.clone()), lines.span(start, end.max(start)))
         }
         None => {
@@ -1188,9 +1192,11 @@ fn declares_inside(between: &str) -> bool {
 }
 
 /// A leading `/** ... */` of the file that documents no definition.
-fn file_doc(first: Option<NodeRef<'_>>, defs: &[Def], source: &str) -> Option<String> {
+/// The script's first comment when it opens the script (`source[start..]`
+/// is the script) and precedes every definition.
+fn file_doc(first: Option<NodeRef<'_>>, defs: &[Def], source: &str, start: usize) -> Option<String> {
     let first = first?;
-    if !source[..first.start_byte() as usize].trim().is_empty() || defs.iter().any(|d| d.outer.start_byte <= first.start_byte()) {
+    if !source.get(start..first.start_byte() as usize).is_some_and(|before| before.trim().is_empty()) || defs.iter().any(|d| d.outer.start_byte <= first.start_byte()) {
         return None;
     }
     docblock(first.text())

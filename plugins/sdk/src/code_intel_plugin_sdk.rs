@@ -72,7 +72,7 @@ pub use bindings::code_intel::plugin::types::{Chunk, ChunkOutcome, PluginError, 
 pub use bindings::Guest as Plugin;
 pub use builder::{ChunkBuilder, ChunkSet, PART_KIND, fit_window};
 pub use span::{LineIndex, Span, SpanSet, comments_above};
-pub use syntax::{FieldId, KindId, Match, MatchSet, Matches, Node, NodeRef, NodeTable, Tree, languages, parse};
+pub use syntax::{FieldId, KindId, Match, MatchSet, Matches, Node, NodeRef, NodeTable, Tree, languages, parse, parse_embedded};
 
 /// Exports a type implementing [`Plugin`] as the component's `info` and
 /// `chunk` functions. Call it once, at the crate root: `export_plugin!(MyPlugin);`.

@@ -6,8 +6,60 @@ use crate::{Capture, PluginError, QueryMatch};
 /// A source file parsed by the host. Dropping it frees the tree in the host.
 pub struct Tree {
     inner: host::Tree,
-    /// The parsed source: [`Tree::matches`] slices capture text from it.
+    /// The file: [`Tree::matches`] and [`NodeRef::text`] slice text from it.
     source: String,
+    /// Where the parsed text starts in `source` ([`parse_embedded`]).
+    at: Origin,
+}
+
+/// The position of a parsed block's first byte in its file: what turns the
+/// host's positions in the block into positions in the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Origin {
+    byte: u32,
+    /// Lines before the block's first line.
+    lines: u32,
+    /// Column of the block's first byte in its line.
+    column: u32,
+}
+
+impl Origin {
+    fn of(source: &str, start: usize) -> Self {
+        let before = &source.as_bytes()[..start];
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        Self {
+            byte: to_u32(start),
+            lines: to_u32(before.iter().filter(|&&b| b == b'\n').count()),
+            column: to_u32(start - line_start),
+        }
+    }
+
+    /// Moves a node table's positions (`NODE_SLOTS` integers per node) into the file.
+    fn shift_table(self, nodes: &mut [u32]) {
+        if self == Self::default() {
+            return;
+        }
+        for node in nodes.chunks_exact_mut(NODE_SLOTS) {
+            node[START_BYTE] += self.byte;
+            node[END_BYTE] += self.byte;
+            node[START_LINE] += self.lines;
+            node[END_LINE] += self.lines;
+        }
+    }
+
+    /// Moves one position, given as the host reports it (1-based line,
+    /// 0-based column), into the file: columns move on the block's first line only.
+    fn shift(self, byte: &mut u32, line: &mut u32, column: &mut u32) {
+        if *line == 1 {
+            *column += self.column;
+        }
+        *byte += self.byte;
+        *line += self.lines;
+    }
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Parses `source` with the host grammar named `language` (`python`, `php`, ...).
@@ -23,7 +75,45 @@ pub struct Tree {
 /// # Ok(()) }
 /// ```
 pub fn parse(language: &str, source: &str) -> Result<Tree, PluginError> {
-    Ok(Tree { inner: host::parse(language, source)?, source: source.to_string() })
+    Ok(Tree { inner: host::parse(language, source)?, source: source.to_string(), at: Origin::default() })
+}
+
+/// Parses only `source[block]` (a Vue `<script>`, a fenced block, a template
+/// expression) with the host grammar `language`, and reports every position
+/// in the whole file: byte offsets, lines and columns from [`Tree::nodes`],
+/// [`Tree::matches`] and [`Tree::query`] are those of `source`, and node
+/// text is sliced from it. The grammar sees the block alone, so a block that
+/// starts mid-line parses exactly as it would at the start of a file.
+///
+/// Cheaper than parsing a copy of the file with everything outside the
+/// block blanked: the host neither receives nor scans the rest of the file.
+///
+/// # Errors
+/// As [`parse`]; also when `block` is out of bounds or does not start and
+/// end on character boundaries (a plugin bug).
+///
+/// ```no_run
+/// # fn demo() -> Result<(), code_intel_plugin_sdk::PluginError> {
+/// let file = "<template><p/></template>\n<script>\nconst a = 1\n</script>\n";
+/// let start = file.find("<script>").unwrap() + "<script>".len();
+/// let end = file.find("</script>").unwrap();
+/// let tree = code_intel_plugin_sdk::parse_embedded("javascript", file, start..end)?;
+/// let nodes = tree.nodes(&["lexical_declaration"])?;
+/// let declaration = nodes.iter().next().unwrap();
+/// assert_eq!((declaration.start_line(), declaration.text()), (3, "const a = 1"));
+/// # Ok(()) }
+/// ```
+pub fn parse_embedded(language: &str, source: &str, block: std::ops::Range<usize>) -> Result<Tree, PluginError> {
+    let text = source.get(block.clone()).ok_or_else(|| {
+        PluginError::new(format!(
+            "plugin bug: block {}..{} is not within the file's {} bytes or splits a character",
+            block.start,
+            block.end,
+            source.len()
+        ))
+    })?;
+    let inner = host::parse(language, text)?;
+    Ok(Tree { inner, source: source.to_string(), at: Origin::of(source, block.start) })
 }
 
 /// The grammar names the host can parse.
@@ -58,7 +148,14 @@ impl Tree {
     /// # Ok(()) }
     /// ```
     pub fn query(&self, query: &str) -> Result<Vec<QueryMatch>, PluginError> {
-        Ok(self.inner.query(query)?)
+        let mut matches = self.inner.query(query)?;
+        if self.at != Origin::default() {
+            for capture in matches.iter_mut().flat_map(|m| &mut m.captures) {
+                self.at.shift(&mut capture.start_byte, &mut capture.start_line, &mut capture.start_column);
+                self.at.shift(&mut capture.end_byte, &mut capture.end_line, &mut capture.end_column);
+            }
+        }
+        Ok(matches)
     }
 
     /// Runs a tree-sitter query like [`Tree::query`], but only byte and line
@@ -80,11 +177,18 @@ impl Tree {
     /// # Ok(()) }
     /// ```
     pub fn matches(&self, query: &str) -> Result<MatchSet<'_>, PluginError> {
-        let found = self.inner.query_spans(query)?;
+        let mut found = self.inner.query_spans(query)?;
+        if self.at != Origin::default() {
+            for c in &mut found.captures {
+                self.at.shift(&mut c.start_byte, &mut c.start_line, &mut c.start_column);
+                self.at.shift(&mut c.end_byte, &mut c.end_line, &mut c.end_column);
+            }
+        }
         Ok(MatchSet { found, source: &self.source })
     }
 
-    /// The source the tree was parsed from.
+    /// The source the tree was parsed from (for [`parse_embedded`], the
+    /// whole file).
     #[must_use]
     pub fn source(&self) -> &str {
         &self.source
@@ -291,7 +395,8 @@ impl Tree {
     /// ```
     pub fn nodes(&self, kinds: &[&str]) -> Result<NodeTable<'_>, PluginError> {
         let kinds: Vec<String> = kinds.iter().map(|k| (*k).to_string()).collect();
-        let table = self.inner.nodes(&kinds)?;
+        let mut table = self.inner.nodes(&kinds)?;
+        self.at.shift_table(&mut table.nodes);
         Ok(NodeTable { table, source: &self.source })
     }
 }
@@ -576,5 +681,42 @@ impl<'a> Iterator for Siblings<'a> {
         let node = NodeRef { nodes: self.nodes, index: self.next };
         self.next = node.slot(END);
         Some(node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_origin_counts_lines_and_the_column_of_its_first_byte() {
+        let file = "<template>\n  <p>é</p>\n</template>\n<script>const a = 1</script>\n";
+        let start = file.find("const").unwrap();
+        assert_eq!(Origin::of(file, start), Origin { byte: start as u32, lines: 3, column: 8 });
+        assert_eq!(Origin::of(file, 0), Origin::default());
+        assert_eq!(Origin::of("a\n", 2), Origin { byte: 2, lines: 1, column: 0 });
+    }
+
+    #[test]
+    fn positions_move_into_the_file() {
+        let at = Origin { byte: 100, lines: 3, column: 8 };
+        // On the block's first line the column moves too; on later lines only bytes and lines.
+        let (mut byte, mut line, mut column) = (5, 1, 5);
+        at.shift(&mut byte, &mut line, &mut column);
+        assert_eq!((byte, line, column), (105, 4, 13));
+        let (mut byte, mut line, mut column) = (40, 2, 3);
+        at.shift(&mut byte, &mut line, &mut column);
+        assert_eq!((byte, line, column), (140, 5, 3));
+
+        let mut table = vec![7, 0, NO_PARENT, 1, 0, 20, 1, 2, 9, 1, 0, 2, 6, 9, 2, 2];
+        at.shift_table(&mut table);
+        assert_eq!(table, vec![7, 0, NO_PARENT, 1, 100, 120, 4, 5, 9, 1, 0, 2, 106, 109, 5, 5]);
+    }
+
+    #[test]
+    fn a_whole_file_keeps_the_hosts_positions() {
+        let mut table = vec![1, 0, NO_PARENT, 1, 0, 20, 1, 2];
+        Origin::default().shift_table(&mut table);
+        assert_eq!(table, vec![1, 0, NO_PARENT, 1, 0, 20, 1, 2]);
     }
 }

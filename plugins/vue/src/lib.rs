@@ -4,9 +4,9 @@
 //! The file is parsed once with the host's `html` grammar, which finds the
 //! blocks (`<template>`, `<script>`, `<script setup>`, `<style>`, custom
 //! blocks) and the template's elements. Each script block is parsed as
-//! JavaScript or TypeScript (`lang="ts"`, `"tsx"`, `"jsx"`) from a copy of
-//! the file with everything outside the block blanked, so that its chunks
-//! carry the file's own bytes and lines. One component becomes:
+//! JavaScript or TypeScript (`lang="ts"`, `"tsx"`, `"jsx"`) on its own
+//! ([`code_intel_plugin_sdk::parse_embedded`]), with positions reported in
+//! the file, so that its chunks carry the file's own bytes and lines. One component becomes:
 //! - a `component` chunk named after the file (`user-card.vue` ->
 //!   `UserCard`): an outline of its blocks, props, emits, models, slots,
 //!   imported and registered components; the components its template uses
@@ -30,7 +30,7 @@ use code_intel_js_support::{push_script_chunks, resolve_import};
 use code_intel_plugin_sdk::text::{cleandoc, elide, one_line};
 use code_intel_plugin_sdk::{
     Chunk, ChunkBuilder, ChunkOutcome, ChunkSet, LineIndex, MAX_CHUNK_BYTES, NodeRef, NodeTable,
-    Plugin, PluginError, PluginInfo, SourceFile, Span, export_plugin, parse,
+    Plugin, PluginError, PluginInfo, SourceFile, Span, export_plugin, parse, parse_embedded,
 };
 use serde_json::Value;
 
@@ -192,19 +192,6 @@ fn component_of_tag(tag: &str) -> Option<String> {
     } else {
         None
     }
-}
-
-/// A copy of `source` with every byte outside `keep` blanked (newlines
-/// kept): same length, same lines, so a parse of it yields the file's spans.
-fn padded(source: &str, keep: std::ops::Range<usize>) -> String {
-    let mut bytes = source.as_bytes().to_vec();
-    for (i, b) in bytes.iter_mut().enumerate() {
-        if !keep.contains(&i) && *b != b'\n' {
-            *b = b' ';
-        }
-    }
-    // `keep` starts and ends on character boundaries; everything else is ASCII now.
-    String::from_utf8(bytes).unwrap_or_else(|_| " ".repeat(source.len()))
 }
 
 /// A copy of `source` with the inside of every `{{ ... }}` blanked (newlines
@@ -646,15 +633,15 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<Chunk>, PluginError> {
         let grammar = script_grammar(lang);
         match grammar {
             Some(grammar) if src.is_none() && !block.inner.text(source).trim().is_empty() => {
-                let copy = padded(source, block.inner.range());
-                let script_tree = parse(grammar, &copy)?;
+                let script_tree = parse_embedded(grammar, source, block.inner.range())?;
                 let label = if setup { "script setup" } else { "script" };
                 push_script_chunks(
                     &mut chunks,
                     &script_tree,
                     grammar,
                     path,
-                    &copy,
+                    source,
+                    block.inner.range(),
                     &lines,
                     &module,
                     Some((component_id.clone(), label.to_string())),
@@ -870,17 +857,6 @@ mod tests {
             attributes("<style scoped lang='scss' module=classes>")[2],
             ("module".to_string(), Some("classes".to_string()))
         );
-    }
-
-    #[test]
-    fn padding_keeps_offsets_and_lines() {
-        let source = "<template>é</template>\n<script>\nlet a = 1\n</script>\n";
-        let start = source.find("\nlet").unwrap();
-        let end = source.find("</script>").unwrap();
-        let copy = padded(source, start..end);
-        assert_eq!(copy.len(), source.len());
-        assert_eq!(&copy[start..end], "\nlet a = 1\n");
-        assert_eq!(copy.matches('\n').count(), source.matches('\n').count());
     }
 
     #[test]
