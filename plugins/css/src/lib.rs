@@ -557,7 +557,7 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
     for block in blocks.iter_mut().filter(|b| b.kind == BlockKind::Rule) {
         let body = block.body.text(source);
         let inner_body = body.trim_start_matches('{').trim_end_matches('}');
-        block.declarations = split_top_level(inner_body, ';').iter().filter(|d| !d.trim().is_empty()).count();
+        block.declarations = split_top_level(inner_body, ';').len();
     }
 
     let file_name = path.rsplit('/').next().unwrap_or(path);
