@@ -11,14 +11,14 @@
 //!   plugin, alternating), which load from other processes skews far less,
 //!   and what a parse plus the node table of every named node costs next to
 //!   the parse: the ceiling of a node-table plugin's ratio.
-//!   Measured in three runs, every plugin on the node table (`tree.nodes`):
-//!   python 0.717-0.730, php 0.722-0.730, javascript 0.719-0.725, go
-//!   0.686-0.704, java 0.664-0.681, css 0.628-0.647; in one run typescript
-//!   0.734, html 0.700, vue 0.623; parse plus table 1.04-1.09. With one query
-//!   per file they measured 0.42-0.51 (html 0.27, css 0.37): a query walk
-//!   costs 0.4-0.6x the parse, the node table's walk 0.05-0.09x; what is
-//!   left is the plugins' own work (docs/plugin-host.md, "Parsing, queries
-//!   and the node table").
+//!   Measured in four runs, every plugin on the node table (`tree.nodes`)
+//!   and on the SDK's call arena: python 0.719-0.750, php 0.738-0.759,
+//!   javascript 0.732-0.742, typescript 0.727-0.751, go 0.744-0.750, java
+//!   0.716-0.749, html 0.732-0.761, vue 0.697-0.736, css 0.657-0.676; parse
+//!   plus table 1.02-1.07. With one query per file they measured 0.42-0.51
+//!   (html 0.27, css 0.37): a query walk costs 0.4-0.6x the parse, the node
+//!   table's walk 0.05-0.09x; what is left is the plugins' own work
+//!   (docs/plugin-host.md, "Parsing, queries and the node table").
 //! - `load/*`: what `code-intel plugin list` does (load every plugin in
 //!   `<target>/release/plugins`) with a warm cache and with a cold one.
 //!   Goal: warm < 50 ms.
