@@ -33,12 +33,119 @@ pub struct Chunk {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<String>,
     /// Always a JSON object (the host validates plugin output).
-    #[serde(default = "empty_object")]
-    pub metadata: serde_json::Value,
+    #[serde(default)]
+    pub metadata: Metadata,
 }
 
-fn empty_object() -> serde_json::Value {
-    serde_json::Value::Object(serde_json::Map::new())
+/// A chunk's metadata: a JSON object, kept as the text the plugin wrote.
+///
+/// Indexing never looks inside it: the host checks it once (valid JSON, an
+/// object) and the store writes the text as it is. Building a
+/// `serde_json::Value` for every chunk, only to write it back out as text,
+/// cost a plugin 0.01-0.04 of its parse time. Readers parse it when they
+/// need a field ([`Metadata::get`], [`Metadata::value`]). It serializes as
+/// the parsed object (keys sorted), so JSON output is the same as for a
+/// `Value`; two metadata compare equal when their objects do.
+#[derive(Clone)]
+pub struct Metadata(String);
+
+impl Metadata {
+    /// `{}`.
+    #[must_use]
+    pub fn empty() -> Self {
+        Self("{}".to_string())
+    }
+
+    /// Checks `text`: valid JSON, and an object. An empty or blank text is
+    /// `{}` (the WIT contract's "no metadata").
+    ///
+    /// # Errors
+    /// What is wrong with the text: not JSON (with serde_json's message,
+    /// line and column), or JSON that is not an object.
+    pub fn parse(text: String) -> Result<Self, String> {
+        let start = text.trim_start();
+        if start.is_empty() {
+            return Ok(Self::empty());
+        }
+        // Syntax only: `IgnoredAny` reads the whole value without building it.
+        serde_json::from_str::<serde::de::IgnoredAny>(&text).map_err(|e| format!("metadata is not valid JSON: {e}"))?;
+        if !start.starts_with('{') {
+            return Err("metadata is JSON but not an object".to_string());
+        }
+        Ok(Self(text))
+    }
+
+    /// The JSON text, as the plugin wrote it (or `{}`).
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The parsed object.
+    #[must_use]
+    pub fn value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.0).unwrap_or_else(|_| serde_json::Value::Object(serde_json::Map::new()))
+    }
+
+    /// The field `key`, parsed; `None` when there is none.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<serde_json::Value> {
+        match self.value() {
+            serde_json::Value::Object(mut map) => map.remove(key),
+            _ => None,
+        }
+    }
+}
+
+impl Default for Metadata {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl From<serde_json::Map<String, serde_json::Value>> for Metadata {
+    fn from(object: serde_json::Map<String, serde_json::Value>) -> Self {
+        Self(serde_json::Value::Object(object).to_string())
+    }
+}
+
+/// Only an object is metadata: `json!({ ... })` converts, anything else is refused.
+impl TryFrom<serde_json::Value> for Metadata {
+    type Error = String;
+
+    fn try_from(value: serde_json::Value) -> Result<Self, String> {
+        match value {
+            serde_json::Value::Object(object) => Ok(object.into()),
+            other => Err(format!("metadata must be a JSON object, not {other}")),
+        }
+    }
+}
+
+impl PartialEq for Metadata {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0 || self.value() == other.value()
+    }
+}
+
+impl Eq for Metadata {}
+
+impl std::fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Metadata {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Metadata {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        if value.is_object() { Ok(Self(value.to_string())) } else { Err(serde::de::Error::custom("metadata must be a JSON object")) }
+    }
 }
 
 /// Kind of the chunks the line-based fallback produces.
@@ -142,7 +249,7 @@ fn window(file_name: &str, content: &str, start: usize, end: usize, first_line: 
         docstring: None,
         related_symbols: Vec::new(),
         references: Vec::new(),
-        metadata: empty_object(),
+        metadata: Metadata::empty(),
     }
 }
 
@@ -153,6 +260,54 @@ fn to_u32(n: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_keeps_the_plugins_text_once_checked() {
+        let text = r#"{ "b": [1, 2], "a": {"x": null} }"#;
+        let metadata = Metadata::parse(text.to_string()).unwrap();
+        assert_eq!(metadata.as_str(), text);
+        assert_eq!(metadata.get("b"), Some(serde_json::json!([1, 2])));
+        assert_eq!(metadata.get("missing"), None);
+        // Output is the parsed object, keys sorted, as it was for a `Value`.
+        assert_eq!(serde_json::to_string(&metadata).unwrap(), r#"{"a":{"x":null},"b":[1,2]}"#);
+        // Equal when the objects are, whatever the spacing and key order.
+        assert_eq!(metadata, Metadata::try_from(serde_json::json!({"a": {"x": null}, "b": [1, 2]})).unwrap());
+        assert_ne!(metadata, Metadata::empty());
+    }
+
+    #[test]
+    fn metadata_must_be_one_json_object() {
+        assert_eq!(Metadata::parse(String::new()).unwrap(), Metadata::empty());
+        assert_eq!(Metadata::parse(" \n".to_string()).unwrap().as_str(), "{}");
+        for (text, why) in [
+            ("[1]", "not an object"),
+            ("\"text\"", "not an object"),
+            ("{", "not valid JSON"),
+            ("{\"a\": 1} {}", "not valid JSON"),
+            ("{\"a\": \"\\q\"}", "not valid JSON"),
+        ] {
+            let err = Metadata::parse(text.to_string()).unwrap_err();
+            assert!(err.contains(why), "{text}: {err}");
+        }
+        assert!(Metadata::try_from(serde_json::json!([1])).unwrap_err().contains("must be a JSON object"));
+    }
+
+    #[test]
+    fn metadata_reads_back_from_json() {
+        let chunk: Chunk = serde_json::from_str(
+            r#"{"id": "a", "kind": "k", "name": "n", "start_line": 1, "end_line": 1, "start_byte": 0, "end_byte": 0,
+                "content": "", "metadata": {"z": 1, "a": 2}}"#,
+        )
+        .unwrap();
+        assert_eq!(chunk.metadata.get("z"), Some(serde_json::json!(1)));
+        let refused = serde_json::from_str::<Metadata>("[1]").unwrap_err();
+        assert!(refused.to_string().contains("must be a JSON object"), "{refused}");
+        let missing: Chunk = serde_json::from_str(
+            r#"{"id": "a", "kind": "k", "name": "n", "start_line": 1, "end_line": 1, "start_byte": 0, "end_byte": 0, "content": ""}"#,
+        )
+        .unwrap();
+        assert_eq!(missing.metadata, Metadata::empty());
+    }
 
     #[test]
     fn empty_file_has_no_chunks() {

@@ -10,4 +10,4 @@ pub mod config;
 pub mod paths;
 pub mod similarity;
 
-pub use chunk::{Chunk, ChunkFailure, ChunkedFile, Chunker, FailureKind, line_chunks};
+pub use chunk::{Chunk, ChunkFailure, ChunkedFile, Chunker, FailureKind, Metadata, line_chunks};

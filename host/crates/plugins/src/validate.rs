@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use code_intel_core::Chunk;
+use code_intel_core::{Chunk, Metadata};
 
 use crate::wit::RawChunk;
 
@@ -96,15 +96,8 @@ pub(crate) fn chunks(raw: Vec<RawChunk>, content: &str) -> Result<Vec<Chunk>, St
     raw.into_iter()
         .enumerate()
         .map(|(i, c)| {
-            let metadata = if c.metadata.trim().is_empty() {
-                serde_json::Value::Object(serde_json::Map::new())
-            } else {
-                match serde_json::from_str::<serde_json::Value>(&c.metadata) {
-                    Ok(v @ serde_json::Value::Object(_)) => v,
-                    Ok(_) => return Err(format!("chunk {i} (id {:?}): metadata is JSON but not an object", c.id)),
-                    Err(e) => return Err(format!("chunk {i} (id {:?}): metadata is not valid JSON: {e}", c.id)),
-                }
-            };
+            let id = &c.id;
+            let metadata = Metadata::parse(c.metadata).map_err(|e| format!("chunk {i} (id {id:?}): {e}"))?;
             Ok(Chunk {
                 id: c.id,
                 kind: c.kind,
@@ -195,6 +188,6 @@ mod tests {
     #[test]
     fn empty_metadata_means_an_empty_object() {
         let out = chunks(vec![RawChunk { metadata: String::new(), ..chunk("a", (1, 2), (0, 17)) }], SRC).unwrap();
-        assert_eq!(out[0].metadata, serde_json::json!({}));
+        assert_eq!(out[0].metadata, Metadata::empty());
     }
 }

@@ -11,7 +11,7 @@ use common::host_with;
 /// The one chunk's metadata field `key`, as the probe reported it.
 fn reported(file: &ChunkedFile, key: &str) -> u64 {
     assert_eq!(file.chunker, "arena-probe", "the probe did not chunk the file: {:?}", file.failures);
-    file.chunks[0].metadata[key].as_u64().unwrap_or_else(|| panic!("no {key} in {:?}", file.chunks[0].metadata))
+    file.chunks[0].metadata.value()[key].as_u64().unwrap_or_else(|| panic!("no {key} in {:?}", file.chunks[0].metadata))
 }
 
 #[test]

@@ -26,7 +26,7 @@ fn assert_next_file_works(host: &impl Chunker, plugin: &str) {
     let ok = host.chunk_file("dir/ok.hostile", FILE);
     assert_eq!(ok.chunker, plugin, "{ok:?}");
     assert!(ok.failures.is_empty());
-    assert_eq!(ok.chunks[0].metadata, serde_json::json!({"ok": true}));
+    assert_eq!(ok.chunks[0].metadata.value(), serde_json::json!({"ok": true}));
 }
 
 #[test]
@@ -154,12 +154,12 @@ fn syntax_import_works_from_a_component() {
     assert_eq!(file.chunker, "probe", "{file:?}");
     let spans: Vec<_> = file.chunks.iter().map(|c| (c.kind.as_str(), c.name.as_str(), c.start_line, c.end_line)).collect();
     assert_eq!(spans, [("class", "User", 1, 3), ("function", "save", 2, 3), ("function", "helper", 5, 6)]);
-    assert_eq!(file.chunks[0].metadata, serde_json::json!({"has_errors": false, "root": "module"}));
+    assert_eq!(file.chunks[0].metadata.value(), serde_json::json!({"has_errors": false, "root": "module"}));
 
     let php = host.chunk_file("app/User.php", "<?php\nnamespace App;\nclass User {\n  public function posts() {}\n}\n");
     let names: Vec<_> = php.chunks.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["User", "posts"]);
-    assert_eq!(php.chunks[0].metadata["root"], "program");
+    assert_eq!(php.chunks[0].metadata.value()["root"], "program");
 }
 
 #[test]

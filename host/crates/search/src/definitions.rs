@@ -11,7 +11,7 @@
 //! #   qualified_name: Some("app.users.load_user".into()), parent: None, start_line: 3, end_line: 5,
 //! #   start_byte: 0, end_byte: 1, content: "def load_user(id): ...".into(),
 //! #   signature: Some("def load_user(id)".into()), docstring: None, related_symbols: vec![],
-//! #   references: vec![], metadata: serde_json::json!({}) };
+//! #   references: vec![], metadata: code_intel_core::Metadata::empty() };
 //! # let chunked = ChunkedFile { chunks: vec![chunk], chunker: "python".into(), ..Default::default() };
 //! # let file = FileRecord { path: "app/users.py".into(), sha256: "00".into(), size: 1, mtime_ns: 0 };
 //! # store.write(|w| w.replace_file(&file, &chunked, 0).map(drop)).unwrap();

@@ -170,7 +170,7 @@ mod tests {
             docstring: None,
             related_symbols: vec![],
             references: vec![],
-            metadata: serde_json::json!({}),
+            metadata: code_intel_core::Metadata::empty(),
         }
     }
 

@@ -50,7 +50,7 @@ pub(crate) mod test_support {
             docstring: Some("Loads things.\nMore detail.".into()),
             related_symbols: vec![],
             references: vec![],
-            metadata: serde_json::json!({}),
+            metadata: code_intel_core::Metadata::empty(),
         }
     }
 

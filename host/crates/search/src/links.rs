@@ -21,7 +21,7 @@
 //! # let chunk = Chunk { id: "class:App\\Filament\\ProductForm".into(), kind: "class".into(), name: "ProductForm".into(),
 //! #   qualified_name: Some("App\\Filament\\ProductForm".into()), parent: None, start_line: 3, end_line: 30,
 //! #   start_byte: 0, end_byte: 1, content: "class ProductForm {}".into(), signature: None, docstring: None,
-//! #   related_symbols: vec![], references: vec![], metadata: serde_json::json!({}) };
+//! #   related_symbols: vec![], references: vec![], metadata: code_intel_core::Metadata::empty() };
 //! # let chunked = ChunkedFile { chunks: vec![chunk], chunker: "php".into(), ..Default::default() };
 //! # let file = FileRecord { path: "app/Filament/ProductForm.php".into(), sha256: "00".into(), size: 1, mtime_ns: 0 };
 //! # store.write(|w| w.replace_file(&file, &chunked, 0).map(drop)).unwrap();

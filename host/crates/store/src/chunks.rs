@@ -199,7 +199,7 @@ impl Writer<'_> {
                 chunk.docstring,
                 serde_json::to_string(&chunk.related_symbols)?,
                 serde_json::to_string(&chunk.references)?,
-                serde_json::to_string(&chunk.metadata)?,
+                chunk.metadata.as_str(),
                 content_hash(&chunk.content),
             ])?;
             if inserted == 0 {
@@ -407,7 +407,7 @@ mod tests {
                 docstring: None,
                 related_symbols: vec![],
                 references: vec![],
-                metadata: serde_json::json!({}),
+                metadata: code_intel_core::Metadata::empty(),
             })
             .collect();
         let record = FileRecord { path: path.into(), sha256: "00".repeat(32), size: 1, mtime_ns: 1 };

@@ -203,7 +203,12 @@ fn full(row: &Row<'_>) -> rusqlite::Result<StoredChunk> {
             docstring: row.get(15)?,
             related_symbols: strings(16)?,
             references: strings(17)?,
-            metadata: json(18)?,
+            metadata: {
+                let text: String = row.get(18)?;
+                code_intel_core::Metadata::parse(text).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(18, rusqlite::types::Type::Text, e.into())
+                })?
+            },
         },
     })
 }
@@ -755,7 +760,7 @@ mod tests {
             docstring: None,
             related_symbols: vec![],
             references: vec![],
-            metadata: serde_json::json!({}),
+            metadata: code_intel_core::Metadata::empty(),
         }
     }
 

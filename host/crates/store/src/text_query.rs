@@ -216,7 +216,7 @@ mod tests {
             docstring: None,
             related_symbols: Vec::new(),
             references: Vec::new(),
-            metadata: serde_json::Value::Null,
+            metadata: code_intel_core::Metadata::empty(),
         }
     }
 
