@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::span::to_u32;
 use crate::{Chunk, LineIndex, MAX_CHUNK_BYTES, Span};
@@ -54,7 +54,9 @@ pub struct ChunkBuilder {
     docstring: Option<String>,
     related: BTreeSet<String>,
     references: BTreeSet<String>,
-    metadata: Map<String, Value>,
+    /// Entries in the order given; [`metadata_json`] sorts them and keeps
+    /// the last value of a repeated key, as a map would.
+    metadata: Vec<(String, Value)>,
 }
 
 impl ChunkBuilder {
@@ -140,7 +142,7 @@ impl ChunkBuilder {
 
     /// A metadata entry; anything `serde_json` can represent.
     pub fn meta(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.metadata.insert(key.to_string(), value.into());
+        self.metadata.push((key.to_string(), value.into()));
         self
     }
 
@@ -149,7 +151,7 @@ impl ChunkBuilder {
         if let Some(value) = value.map(Into::into) {
             let empty = matches!(&value, Value::Array(a) if a.is_empty()) || matches!(&value, Value::Object(o) if o.is_empty());
             if !empty {
-                self.metadata.insert(key.to_string(), value);
+                self.metadata.push((key.to_string(), value));
             }
         }
         self
@@ -183,11 +185,39 @@ impl ChunkBuilder {
             docstring: self.docstring,
             related_symbols: self.related.into_iter().collect(),
             references: self.references.into_iter().collect(),
-            // Straight into a byte buffer: `Value::to_string` goes through
-            // `fmt::Display`, several times slower per character.
-            metadata: serde_json::to_string(&Value::Object(self.metadata)).unwrap_or_else(|_| "{}".to_string()),
+            metadata: metadata_json(self.metadata),
         }
     }
+}
+
+/// The metadata object's JSON text: keys sorted, a repeated key's last
+/// value, compact, exactly as `serde_json` writes a `Map` holding the same
+/// entries. Written entry by entry instead of through a `Map`: a map's
+/// inserts shift its nodes, and in WebAssembly every such move is a call
+/// into the runtime.
+fn metadata_json(mut entries: Vec<(String, Value)>) -> String {
+    if entries.is_empty() {
+        return "{}".to_string();
+    }
+    // Stable: equal keys stay in insertion order, and the last one wins below.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = Vec::with_capacity(64 * entries.len());
+    out.push(b'{');
+    for (i, (key, value)) in entries.iter().enumerate() {
+        if entries.get(i + 1).is_some_and(|next| next.0 == *key) {
+            continue; // Replaced by a later value.
+        }
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        // Writing to a `Vec<u8>` cannot fail, and a `Value` always serializes.
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        let _ = serde_json::to_writer(&mut out, value);
+    }
+    out.push(b'}');
+    // serde_json writes UTF-8.
+    String::from_utf8(out).unwrap_or_else(|_| "{}".to_string())
 }
 
 /// The chunks of one file: keeps ids unique and every chunk inside the
@@ -368,6 +398,26 @@ fn window_end(text: &str, start: usize, budget: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn metadata_is_written_exactly_as_a_map_would_be() {
+        let cases: Vec<Vec<(&str, Value)>> = vec![
+            vec![],
+            vec![("b", json!(1)), ("a", json!("x"))],
+            vec![("k", json!(1)), ("a", json!(true)), ("k", json!([2, 3])), ("k", json!({"z": null, "y": "é\n\"q\""}))],
+            vec![("é", json!("\u{1F642}\t")), ("E", json!(-1.5)), ("e", json!([])), ("", json!({}))],
+            vec![("same", json!(1)), ("same", json!(2))],
+        ];
+        for entries in cases {
+            let mut map = serde_json::Map::new();
+            for (key, value) in &entries {
+                map.insert((*key).to_string(), value.clone());
+            }
+            let owned = entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            assert_eq!(metadata_json(owned), serde_json::to_string(&Value::Object(map)).unwrap());
+        }
+    }
 
     #[test]
     fn duplicate_ids_are_numbered() {
