@@ -25,7 +25,7 @@
 //! builds the chunks.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use code_intel_plugin_sdk::text::{elide, one_line, split_top_level};
 #[cfg(doc)]
@@ -210,6 +210,14 @@ fn file_symbol(target: &str, from_path: &str) -> Option<String> {
     code_intel_plugin_sdk::text::resolve_path(from_path, target).map(|path| format!("file:{path}"))
 }
 
+/// [`push_unique`] for a list that can grow long: `seen` holds what `list` has.
+fn push_new(seen: &mut HashSet<String>, list: &mut Vec<String>, item: &str) {
+    if !seen.contains(item) {
+        seen.insert(item.to_string());
+        list.push(item.to_string());
+    }
+}
+
 fn push_unique(list: &mut Vec<String>, item: &str) {
     if !list.iter().any(|x| x == item) {
         list.push(item.to_string());
@@ -322,6 +330,66 @@ impl Kinds {
     }
 }
 
+/// What [`scan`] does with a node of a kind: one lookup per node
+/// ([`Kinds::roles`]) instead of comparing its kind with every kind in turn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Other,
+    PlainValue,
+    PropertyName,
+    ClassName,
+    IdName,
+    Variable,
+    KeyframeBlock,
+    AtKeyword,
+    Include,
+    Extend,
+    // Top-level only (children of `stylesheet`):
+    Comment,
+    Import,
+    RuleSet,
+    MediaOrSupports,
+    Keyframes,
+    AtRule,
+    MixinOrFunction,
+}
+
+impl Kinds {
+    /// The role of every kind of the table, indexed by [`KindId::index`].
+    fn roles(&self, kind_count: usize) -> Vec<Role> {
+        let mut roles = vec![Role::Other; kind_count];
+        let assignments = [
+            (self.plain_value, Role::PlainValue),
+            (self.property_name, Role::PropertyName),
+            (self.class_name, Role::ClassName),
+            (self.id_name, Role::IdName),
+            (self.variable, Role::Variable),
+            (self.keyframe_block, Role::KeyframeBlock),
+            (self.at_keyword, Role::AtKeyword),
+            (self.include_statement, Role::Include),
+            (self.extend_statement, Role::Extend),
+            (self.comment, Role::Comment),
+            (self.js_comment, Role::Comment),
+            (self.import_statement, Role::Import),
+            (self.use_statement, Role::Import),
+            (self.forward_statement, Role::Import),
+            (self.rule_set, Role::RuleSet),
+            (self.media_statement, Role::MediaOrSupports),
+            (self.supports_statement, Role::MediaOrSupports),
+            (self.keyframes_statement, Role::Keyframes),
+            (self.at_rule, Role::AtRule),
+            (self.mixin_statement, Role::MixinOrFunction),
+            (self.function_statement, Role::MixinOrFunction),
+        ];
+        for (kind, role) in assignments {
+            if let Some(slot) = kind.and_then(|k| roles.get_mut(k.index())) {
+                *slot = role;
+            }
+        }
+        roles
+    }
+}
+
 /// What one pass over the node table finds.
 struct Scan<'s> {
     /// Top-level blocks, in document order.
@@ -394,9 +462,14 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
         inner: Vec::new(),
     };
     let top_level = |node: NodeRef<'_>| node.parent().is_some_and(|p| p.is(k.stylesheet));
+    let roles = k.roles(nodes.kind_count());
     for node in nodes.iter() {
         let kind = Some(node.kind_id());
-        if kind == k.plain_value {
+        let role = roles.get(node.kind_id().index()).copied().unwrap_or(Role::Other);
+        if role == Role::Other {
+            continue;
+        }
+        if role == Role::PlainValue {
             // `var(--name)`: the value is an argument of a `var` call.
             let Some(args) = node.parent().filter(|a| a.is(k.arguments)) else { continue };
             let Some(call) = args.parent().filter(|c| c.is(k.call_expression)) else { continue };
@@ -407,7 +480,7 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
             if is_var {
                 found.inner.push((node.start_byte(), Fact::VarRef, Cow::Borrowed(node.text())));
             }
-        } else if kind == k.property_name {
+        } else if role == Role::PropertyName {
             let Some(decl) = node.parent().filter(|d| d.is(k.declaration)) else { continue };
             let name = node.text();
             if name.starts_with("--") {
@@ -418,7 +491,7 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
                 let value = Span::from(decl).text(source)[(node.end_byte() - decl.start_byte()) as usize..].trim_start().trim_start_matches(':');
                 found.variables.insert(name.to_string(), Value::String(one_line(value.trim().trim_end_matches(';'))));
             }
-        } else if kind == k.class_name {
+        } else if role == Role::ClassName {
             if !node.parent().is_some_and(|p| p.is(k.class_selector)) {
                 continue;
             }
@@ -428,17 +501,17 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
                 continue;
             }
             found.inner.push((start, Fact::Class, Cow::Borrowed(node.text())));
-        } else if kind == k.id_name {
+        } else if role == Role::IdName {
             if node.parent().is_some_and(|p| p.is(k.id_selector)) {
                 found.inner.push((node.start_byte(), Fact::Id, Cow::Borrowed(node.text())));
             }
-        } else if kind == k.variable {
+        } else if role == Role::Variable {
             found.inner.push((node.start_byte(), Fact::Variable, Cow::Borrowed(node.text())));
-        } else if kind == k.keyframe_block {
+        } else if role == Role::KeyframeBlock {
             if let Some(step) = node.children().next() {
                 found.inner.push((step.start_byte(), Fact::Step, Cow::Borrowed(step.text())));
             }
-        } else if kind == k.at_keyword {
+        } else if role == Role::AtKeyword {
             let Some(apply) = node.parent().filter(|p| p.is(k.postcss_statement)) else { continue };
             if node.text() == "@apply" {
                 let args = apply.text()[(node.end_byte() - apply.start_byte()) as usize..].trim().trim_end_matches(';');
@@ -446,41 +519,41 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
                     found.inner.push((apply.start_byte(), Fact::Apply, Cow::Borrowed(utility)));
                 }
             }
-        } else if kind == k.include_statement {
+        } else if role == Role::Include {
             for mixin in node.children().filter(|c| c.is(k.identifier)) {
                 found.inner.push((mixin.start_byte(), Fact::Include, Cow::Borrowed(mixin.text())));
             }
-        } else if kind == k.extend_statement {
+        } else if role == Role::Extend {
             let target = Span::from(node).text(source).trim_start_matches("@extend").trim().trim_end_matches(';').trim_end_matches("!optional");
             found.inner.push((node.start_byte(), Fact::Extend, Cow::Owned(one_line(target))));
         } else if !top_level(node) {
             // The rules below are for children of `stylesheet` only.
-        } else if kind == k.comment || kind == k.js_comment {
+        } else if role == Role::Comment {
             found.comments.push(Span::from(node));
-        } else if kind == k.import_statement || kind == k.use_statement || kind == k.forward_statement {
+        } else if role == Role::Import {
             if let Some(target) = import_target(node.text()) {
                 found.related.extend(file_symbol(&target, path));
                 push_unique(&mut found.imports, &target);
             }
-        } else if kind == k.rule_set {
+        } else if role == Role::RuleSet {
             let Some((selectors, body)) = child_pair(node, |c| c.is(k.selectors), k.block) else { continue };
             let text = selectors.text();
             let mut block = new_block(BlockKind::Rule, one_line(text), Span::from(node), Span::from(body));
             block.selectors = split_top_level(text, ',').into_iter().map(one_line).filter(|s| !s.is_empty()).collect();
             found.blocks.push(block);
-        } else if kind == k.media_statement || kind == k.supports_statement {
+        } else if role == Role::MediaOrSupports {
             let Some(body) = node.children().find(|c| c.is(k.block)) else { continue };
             let header = &source[node.start_byte() as usize..body.start_byte() as usize];
             let kind = if kind == k.media_statement { BlockKind::Media } else { BlockKind::AtRule };
             found.blocks.push(new_block(kind, one_line(header), Span::from(node), Span::from(body)));
-        } else if kind == k.keyframes_statement {
+        } else if role == Role::Keyframes {
             let Some((name, body)) = child_pair(node, |c| c.is(k.keyframes_name), k.keyframe_block_list) else { continue };
             found.blocks.push(new_block(BlockKind::Keyframes, name.text().to_string(), Span::from(node), Span::from(body)));
-        } else if kind == k.at_rule {
+        } else if role == Role::AtRule {
             let Some((_, body)) = child_pair(node, |c| c.is(k.at_keyword), k.block) else { continue };
             let header = &source[node.start_byte() as usize..body.start_byte() as usize];
             found.blocks.push(new_block(BlockKind::AtRule, one_line(header), Span::from(node), Span::from(body)));
-        } else if kind == k.mixin_statement || kind == k.function_statement {
+        } else if role == Role::MixinOrFunction {
             let named = |c: NodeRef<'_>| c.is(k.identifier) && k.name.is_some() && c.field_id() == k.name;
             let Some((name, body)) = child_pair(node, named, k.block) else { continue };
             let kind = if kind == k.mixin_statement { BlockKind::Mixin } else { BlockKind::Function };
@@ -516,6 +589,9 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
     let mut custom_names: Vec<String> = Vec::new();
     let mut all_classes: Vec<String> = Vec::new();
     let mut all_ids: Vec<String> = Vec::new();
+    // Membership of the two file-wide lists, which grow with the file (a
+    // list search per class would be quadratic).
+    let (mut class_set, mut id_set): (HashSet<String>, HashSet<String>) = (HashSet::new(), HashSet::new());
     for (at, what, text) in inner {
         let pos = blocks.partition_point(|b| b.node.start_byte <= at);
         let owner = pos.checked_sub(1).filter(|&i| blocks[i].node.contains_byte(at));
@@ -527,8 +603,8 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
                     blocks[i].custom.insert(name.to_string(), Value::String(value.to_string()));
                 }
             }
-            Fact::Class => push_unique(&mut all_classes, &text),
-            Fact::Id => push_unique(&mut all_ids, &text),
+            Fact::Class => push_new(&mut class_set, &mut all_classes, &text),
+            Fact::Id => push_new(&mut id_set, &mut all_ids, &text),
             _ => {}
         }
         let is_ref = matches!(what, Fact::VarRef | Fact::Include | Fact::Extend | Fact::Variable);

@@ -284,7 +284,16 @@ impl<'s> ChunkSet<'s> {
             return chunks; // The common case; no line index to build.
         }
         let lines = LineIndex::new(self.source);
-        chunks.into_iter().flat_map(|c| fit_window(c, self.source, &lines, self.max_bytes)).collect()
+        let mut fitted = Vec::with_capacity(chunks.len() + 8);
+        for chunk in chunks {
+            // Only the oversized ones are split; the others move over as they are.
+            if chunk.content.len() <= self.max_bytes {
+                fitted.push(chunk);
+            } else {
+                fitted.extend(fit_window(chunk, self.source, &lines, self.max_bytes));
+            }
+        }
+        fitted
     }
 }
 
