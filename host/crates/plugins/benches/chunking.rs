@@ -26,6 +26,13 @@
 //! Build the plugins first: `cargo xtask plugins`; then
 //! `cargo bench -p code-intel-plugins --bench chunking`. Without the plugins
 //! the bench says so and measures nothing.
+//!
+//! To compare two builds of the plugins, point `CODE_INTEL_BENCH_BASELINE` at
+//! a directory holding the other build (a copy of `<target>/release/plugins`):
+//! each file is then also chunked by the baseline, in alternating order with
+//! the current plugins, and each language prints the current plugins' time
+//! as a fraction of the baseline's. Differences of a percent or two show up
+//! this way; separate runs on a shared machine differ by more.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -231,7 +238,14 @@ fn selected(language: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| language.contains(f.as_str()) || f.contains(language))
 }
 
-fn throughput(c: &mut Criterion, host: &PluginHost, language: &str, plugin: &str, files: &[(String, String)]) {
+fn throughput(
+    c: &mut Criterion,
+    host: &PluginHost,
+    baseline: Option<&PluginHost>,
+    language: &str,
+    plugin: &str,
+    files: &[(String, String)],
+) {
     if !selected(language) {
         return;
     }
@@ -245,7 +259,7 @@ fn throughput(c: &mut Criterion, host: &PluginHost, language: &str, plugin: &str
         bytes as f64 / 1e6,
         sample.chunks.len()
     );
-    interleaved_ratio(host, language, files, bytes);
+    interleaved_ratio(host, baseline, language, files, bytes);
     let mut group = c.benchmark_group(language);
     group.throughput(Throughput::Bytes(bytes as u64));
     group.sample_size(10);
@@ -278,9 +292,10 @@ fn throughput(c: &mut Criterion, host: &PluginHost, language: &str, plugin: &str
 /// load. On a shared machine the criterion groups below (one function after
 /// the other, seconds apart) can disagree by tens of percent; this ratio
 /// stays within a few.
-fn interleaved_ratio(host: &PluginHost, language: &str, files: &[(String, String)], bytes: usize) {
+fn interleaved_ratio(host: &PluginHost, baseline: Option<&PluginHost>, language: &str, files: &[(String, String)], bytes: usize) {
     const ROUNDS: usize = 5;
     let (mut native, mut plugin, mut table) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let (mut current, mut base) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..ROUNDS {
         for (path, content) in files {
             let start = Instant::now();
@@ -296,6 +311,30 @@ fn interleaved_ratio(host: &PluginHost, language: &str, files: &[(String, String
             plugin += chunked - parsed;
             table += chunked.elapsed();
         }
+    }
+    if let Some(baseline) = baseline {
+        // A pass of its own, so that neither build runs right after the
+        // main pass warmed its instance; the first of each pair alternates.
+        for round in 0..ROUNDS {
+            for (i, (path, content)) in files.iter().enumerate() {
+                let (first, second) = if (round + i) % 2 == 0 { (host, baseline) } else { (baseline, host) };
+                let start = Instant::now();
+                std::hint::black_box(first.chunk_file(path, content).chunks.len());
+                let between = Instant::now();
+                std::hint::black_box(second.chunk_file(path, content).chunks.len());
+                let (a, b) = (between - start, between.elapsed());
+                let (h, bl) = if std::ptr::eq(first, host) { (a, b) } else { (b, a) };
+                current += h;
+                base += bl;
+            }
+        }
+    }
+    if baseline.is_some() {
+        eprintln!(
+            "{language}: current plugins take {:.3} of the baseline's time ({} rounds, alternating per file)",
+            current.as_secs_f64() / base.as_secs_f64(),
+            ROUNDS
+        );
     }
     if language != "vue" {
         // What the host does before a node-table plugin starts its own work:
@@ -323,6 +362,14 @@ fn benches(c: &mut Criterion) {
     let warm_cache = tempfile::tempdir().expect("temporary cache directory");
     let options = || HostOptions { cache_dir: Some(warm_cache.path().to_path_buf()), ..HostOptions::default() };
     let host = PluginHost::load_dirs(&dirs, options());
+    let baseline_cache = tempfile::tempdir().expect("temporary cache directory");
+    let baseline = std::env::var_os("CODE_INTEL_BENCH_BASELINE").map(|dir| {
+        let dir = PathBuf::from(dir);
+        eprintln!("baseline plugins: {}", dir.display());
+        let dirs = [PluginDir { path: dir, kind: SourceKind::Explicit }];
+        PluginHost::load_dirs(&dirs, HostOptions { cache_dir: Some(baseline_cache.path().to_path_buf()), ..HostOptions::default() })
+    });
+    let baseline = baseline.as_ref();
     let names: Vec<String> = host.plugins().map(|p| p.name.clone()).collect();
     for needed in ["python", "php", "javascript", "go", "java", "css", "html", "vue"] {
         if !names.iter().any(|n| n == needed) {
@@ -331,15 +378,15 @@ fn benches(c: &mut Criterion) {
         }
     }
 
-    throughput(c, &host, "python", "python", &corpus(python_file, "py"));
-    throughput(c, &host, "php", "php", &corpus(php_file, "php"));
-    throughput(c, &host, "javascript", "javascript", &corpus(javascript_file, "jsx"));
-    throughput(c, &host, "typescript", "javascript", &corpus(typescript_file, "ts"));
-    throughput(c, &host, "go", "go", &corpus(go_file, "go"));
-    throughput(c, &host, "java", "java", &corpus(java_file, "java"));
-    throughput(c, &host, "css", "css", &corpus(css_file, "css"));
-    throughput(c, &host, "html", "html", &corpus(html_file, "html"));
-    throughput(c, &host, "vue", "vue", &corpus(vue_file, "vue"));
+    throughput(c, &host, baseline, "python", "python", &corpus(python_file, "py"));
+    throughput(c, &host, baseline, "php", "php", &corpus(php_file, "php"));
+    throughput(c, &host, baseline, "javascript", "javascript", &corpus(javascript_file, "jsx"));
+    throughput(c, &host, baseline, "typescript", "javascript", &corpus(typescript_file, "ts"));
+    throughput(c, &host, baseline, "go", "go", &corpus(go_file, "go"));
+    throughput(c, &host, baseline, "java", "java", &corpus(java_file, "java"));
+    throughput(c, &host, baseline, "css", "css", &corpus(css_file, "css"));
+    throughput(c, &host, baseline, "html", "html", &corpus(html_file, "html"));
+    throughput(c, &host, baseline, "vue", "vue", &corpus(vue_file, "vue"));
 
     let mut group = c.benchmark_group("load");
     group.sample_size(10);

@@ -19,7 +19,7 @@ struct Lines {
 
 impl Lines {
     fn new(content: &str) -> Self {
-        Self { newlines: content.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i).collect() }
+        Self { newlines: memchr::memchr_iter(b'\n', content.as_bytes()).collect() }
     }
 
     /// 1-based line holding byte `offset` (an offset at the end of the text
