@@ -11,11 +11,11 @@
 //!   plugin, alternating), which load from other processes skews far less,
 //!   and what a parse plus the node table of every named node costs next to
 //!   the parse: the ceiling of a node-table plugin's ratio.
-//!   Measured in four runs, every plugin on the node table (`tree.nodes`)
-//!   and on the SDK's call arena: python 0.719-0.750, php 0.738-0.759,
-//!   javascript 0.732-0.742, typescript 0.727-0.751, go 0.744-0.750, java
-//!   0.716-0.749, html 0.732-0.761, vue 0.697-0.736, css 0.657-0.676; parse
-//!   plus table 1.02-1.07. With one query per file they measured 0.42-0.51
+//!   Measured in six runs, every plugin on the node table (`tree.nodes`)
+//!   and on the SDK's call arena: python 0.734-0.755, php 0.741-0.768,
+//!   javascript 0.735-0.744, typescript 0.732-0.746, go 0.747-0.762, java
+//!   0.726-0.759, html 0.718-0.780, vue 0.709-0.741, css 0.677-0.708; parse
+//!   plus table 1.02-1.08. With one query per file they measured 0.42-0.51
 //!   (html 0.27, css 0.37): a query walk costs 0.4-0.6x the parse, the node
 //!   table's walk 0.05-0.09x; what is left is the plugins' own work
 //!   (docs/plugin-host.md, "Parsing, queries and the node table").
