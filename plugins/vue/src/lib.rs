@@ -6,7 +6,8 @@
 //! blocks) and the template's elements. Each script block is parsed as
 //! JavaScript or TypeScript (`lang="ts"`, `"tsx"`, `"jsx"`) on its own
 //! ([`code_intel_plugin_sdk::parse_embedded`]), with positions reported in
-//! the file, so that its chunks carry the file's own bytes and lines. One component becomes:
+//! the file, so that its chunks carry the file's own bytes and lines. One
+//! component becomes:
 //! - a `component` chunk named after the file (`user-card.vue` ->
 //!   `UserCard`): an outline of its blocks, props, emits, models, slots,
 //!   imported and registered components; the components its template uses

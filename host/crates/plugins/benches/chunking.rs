@@ -253,6 +253,10 @@ fn throughput(
     // Sanity check outside the timing: the plugin really chunks these files.
     let sample = host.chunk_file(&files[0].0, &files[0].1);
     assert_eq!(sample.chunker, plugin, "{plugin} did not chunk the corpus: {:?}", sample.failures);
+    if let Some(baseline) = baseline {
+        let sample = baseline.chunk_file(&files[0].0, &files[0].1);
+        assert_eq!(sample.chunker, plugin, "the baseline's {plugin} did not chunk the corpus (is CODE_INTEL_BENCH_BASELINE a plugin directory?): {:?}", sample.failures);
+    }
     eprintln!(
         "{language}: {} files, {:.1} MB, {} chunks in the first file",
         files.len(),
@@ -295,7 +299,6 @@ fn throughput(
 fn interleaved_ratio(host: &PluginHost, baseline: Option<&PluginHost>, language: &str, files: &[(String, String)], bytes: usize) {
     const ROUNDS: usize = 5;
     let (mut native, mut plugin, mut table) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    let (mut current, mut base) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..ROUNDS {
         for (path, content) in files {
             let start = Instant::now();
@@ -313,6 +316,7 @@ fn interleaved_ratio(host: &PluginHost, baseline: Option<&PluginHost>, language:
         }
     }
     if let Some(baseline) = baseline {
+        let (mut current, mut base) = (Duration::ZERO, Duration::ZERO);
         // A pass of its own, so that neither build runs right after the
         // main pass warmed its instance; the first of each pair alternates.
         for round in 0..ROUNDS {
@@ -328,12 +332,9 @@ fn interleaved_ratio(host: &PluginHost, baseline: Option<&PluginHost>, language:
                 base += bl;
             }
         }
-    }
-    if baseline.is_some() {
         eprintln!(
-            "{language}: current plugins take {:.3} of the baseline's time ({} rounds, alternating per file)",
-            current.as_secs_f64() / base.as_secs_f64(),
-            ROUNDS
+            "{language}: current plugins take {:.3} of the baseline's time ({ROUNDS} rounds, alternating per file)",
+            current.as_secs_f64() / base.as_secs_f64()
         );
     }
     if language != "vue" {
