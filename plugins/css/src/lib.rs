@@ -64,7 +64,9 @@ struct Block {
     classes: Vec<String>,
     ids: Vec<String>,
     custom: Map<String, Value>,
-    declarations: usize,
+    /// A rule set whose statements are all custom property definitions
+    /// (`:root { --brand: #4f46e5; }`).
+    only_custom: bool,
     apply: Vec<String>,
     steps: Vec<String>,
     refs: BTreeSet<String>,
@@ -418,7 +420,7 @@ fn new_block(kind: BlockKind, name: String, node: Span, body: Span) -> Block {
         classes: Vec::new(),
         ids: Vec::new(),
         custom: Map::new(),
-        declarations: 0,
+        only_custom: false,
         apply: Vec::new(),
         steps: Vec::new(),
         refs: BTreeSet::new(),
@@ -540,6 +542,15 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
             let text = selectors.text();
             let mut block = new_block(BlockKind::Rule, one_line(text), Span::from(node), Span::from(body));
             block.selectors = split_top_level(text, ',').into_iter().map(one_line).filter(|s| !s.is_empty()).collect();
+            // The block's statements from the tree: reading the body's text
+            // again would cost a pass over most of the file.
+            let (mut statements, mut custom) = (0, 0);
+            for statement in body.children().filter(|c| !matches!(roles.get(c.kind_id().index()), Some(Role::Comment))) {
+                statements += 1;
+                let property = statement.children().next().filter(|p| statement.is(k.declaration) && p.is(k.property_name));
+                custom += usize::from(property.is_some_and(|p| p.text().starts_with("--")));
+            }
+            block.only_custom = statements > 0 && custom == statements;
             found.blocks.push(block);
         } else if role == Role::MediaOrSupports {
             let Some(body) = node.children().find(|c| c.is(k.block)) else { continue };
@@ -628,14 +639,6 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
             _ => {}
         }
     }
-    // Declarations per rule set: a rule that only sets custom properties is
-    // a `custom_properties` chunk.
-    for block in blocks.iter_mut().filter(|b| b.kind == BlockKind::Rule) {
-        let body = block.body.text(source);
-        let inner_body = body.trim_start_matches('{').trim_end_matches('}');
-        block.declarations = split_top_level(inner_body, ';').len();
-    }
-
     let file_name = path.rsplit('/').next().unwrap_or(path);
     let mut chunks = ChunkSet::new(source);
     let holes: Vec<(std::ops::Range<usize>, &str)> = blocks.iter().map(|b| (b.body.range(), "{ ... }")).collect();
@@ -672,7 +675,7 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
     // The blocks are not needed after their chunks: move their lists.
     for block in blocks {
         let kind = match block.kind {
-            BlockKind::Rule if !block.custom.is_empty() && block.custom.len() == block.declarations => "custom_properties",
+            BlockKind::Rule if block.only_custom => "custom_properties",
             BlockKind::Rule => "rule_set",
             BlockKind::Media => "media_query",
             BlockKind::Keyframes => "keyframes",
