@@ -27,6 +27,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use foldhash::fast::FixedState;
+
 use code_intel_plugin_sdk::text::{elide, one_line, split_top_level};
 #[cfg(doc)]
 use code_intel_plugin_sdk::Tree;
@@ -56,6 +58,9 @@ enum BlockKind {
 struct Block {
     kind: BlockKind,
     name: String,
+    /// The source before the body on one line (the chunk's signature);
+    /// `None` when that is the name, as for most blocks.
+    header: Option<String>,
     node: Span,
     outer: Span,
     body: Span,
@@ -213,9 +218,8 @@ fn file_symbol(target: &str, from_path: &str) -> Option<String> {
 }
 
 /// [`push_unique`] for a list that can grow long: `seen` holds what `list` has.
-fn push_new(seen: &mut HashSet<String>, list: &mut Vec<String>, item: &str) {
-    if !seen.contains(item) {
-        seen.insert(item.to_string());
+fn push_new<'t>(seen: &mut HashSet<&'t str, FixedState>, list: &mut Vec<String>, item: &'t str) {
+    if seen.insert(item) {
         list.push(item.to_string());
     }
 }
@@ -412,6 +416,7 @@ fn new_block(kind: BlockKind, name: String, node: Span, body: Span) -> Block {
     Block {
         kind,
         name,
+        header: None,
         node,
         outer: node,
         body,
@@ -541,7 +546,14 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
             let Some((selectors, body)) = child_pair(node, |c| c.is(k.selectors), k.block) else { continue };
             let text = selectors.text();
             let mut block = new_block(BlockKind::Rule, one_line(text), Span::from(node), Span::from(body));
-            block.selectors = split_top_level(text, ',').into_iter().map(one_line).filter(|s| !s.is_empty()).collect();
+            block.selectors = if text.contains(',') {
+                split_top_level(text, ',').into_iter().map(one_line).filter(|s| !s.is_empty()).collect()
+            } else {
+                Some(block.name.clone()).filter(|s| !s.is_empty()).into_iter().collect()
+            };
+            if node.start_byte() != selectors.start_byte() || !source[selectors.end_byte() as usize..body.start_byte() as usize].trim().is_empty() {
+                block.header = Some(one_line(&source[node.start_byte() as usize..body.start_byte() as usize]));
+            }
             // The block's statements from the tree: reading the body's text
             // again would cost a pass over most of the file.
             let (mut statements, mut custom) = (0, 0);
@@ -559,7 +571,9 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
             found.blocks.push(new_block(kind, one_line(header), Span::from(node), Span::from(body)));
         } else if role == Role::Keyframes {
             let Some((name, body)) = child_pair(node, |c| c.is(k.keyframes_name), k.keyframe_block_list) else { continue };
-            found.blocks.push(new_block(BlockKind::Keyframes, name.text().to_string(), Span::from(node), Span::from(body)));
+            let mut block = new_block(BlockKind::Keyframes, name.text().to_string(), Span::from(node), Span::from(body));
+            block.header = Some(one_line(&source[node.start_byte() as usize..body.start_byte() as usize]));
+            found.blocks.push(block);
         } else if role == Role::AtRule {
             let Some((_, body)) = child_pair(node, |c| c.is(k.at_keyword), k.block) else { continue };
             let header = &source[node.start_byte() as usize..body.start_byte() as usize];
@@ -568,7 +582,9 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
             let named = |c: NodeRef<'_>| c.is(k.identifier) && k.name.is_some() && c.field_id() == k.name;
             let Some((name, body)) = child_pair(node, named, k.block) else { continue };
             let kind = if kind == k.mixin_statement { BlockKind::Mixin } else { BlockKind::Function };
-            found.blocks.push(new_block(kind, name.text().to_string(), Span::from(node), Span::from(body)));
+            let mut block = new_block(kind, name.text().to_string(), Span::from(node), Span::from(body));
+            block.header = Some(one_line(&source[node.start_byte() as usize..body.start_byte() as usize]));
+            found.blocks.push(block);
         }
     }
     found
@@ -602,39 +618,40 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
     let mut all_ids: Vec<String> = Vec::new();
     // Membership of the two file-wide lists, which grow with the file (a
     // list search per class would be quadratic).
-    let (mut class_set, mut id_set): (HashSet<String>, HashSet<String>) = (HashSet::new(), HashSet::new());
-    for (at, what, text) in inner {
+    let (mut class_set, mut id_set) = (HashSet::default(), HashSet::default());
+    for (at, what, text) in &inner {
+        let (at, what, text) = (*at, *what, &**text);
         let pos = blocks.partition_point(|b| b.node.start_byte <= at);
         let owner = pos.checked_sub(1).filter(|&i| blocks[i].node.contains_byte(at));
         match what {
             Fact::Custom => {
-                let (name, value) = text.split_once('\n').unwrap_or((&text, ""));
+                let (name, value) = text.split_once('\n').unwrap_or((text, ""));
                 push_unique(&mut custom_names, name);
                 if let Some(i) = owner {
                     blocks[i].custom.insert(name.to_string(), Value::String(value.to_string()));
                 }
             }
-            Fact::Class => push_new(&mut class_set, &mut all_classes, &text),
-            Fact::Id => push_new(&mut id_set, &mut all_ids, &text),
+            Fact::Class => push_new(&mut class_set, &mut all_classes, text),
+            Fact::Id => push_new(&mut id_set, &mut all_ids, text),
             _ => {}
         }
         let is_ref = matches!(what, Fact::VarRef | Fact::Include | Fact::Extend | Fact::Variable);
         let Some(i) = owner else {
             if is_ref {
-                sheet_refs.insert(text.into_owned());
+                sheet_refs.insert(text.to_string());
             }
             continue;
         };
         let block = &mut blocks[i];
         match what {
-            Fact::Step => push_unique(&mut block.steps, &text),
+            Fact::Step => push_unique(&mut block.steps, text),
             // Classes and ids of the selectors, then of nested rules (SCSS,
             // media queries): one list each.
-            Fact::Class => push_unique(&mut block.classes, &text),
-            Fact::Id => push_unique(&mut block.ids, &text),
-            Fact::Apply => push_unique(&mut block.apply, &text),
+            Fact::Class => push_unique(&mut block.classes, text),
+            Fact::Id => push_unique(&mut block.ids, text),
+            Fact::Apply => push_unique(&mut block.apply, text),
             _ if is_ref => {
-                block.refs.insert(text.into_owned());
+                block.refs.insert(text.to_string());
             }
             _ => {}
         }
@@ -683,7 +700,7 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
             BlockKind::Mixin => "mixin",
             BlockKind::Function => "function",
         };
-        let header = one_line(&source[block.node.start_byte as usize..block.body.start_byte as usize]);
+        let header = block.header.unwrap_or_else(|| block.name.clone());
         let custom: BTreeMap<String, Value> = block.custom.into_iter().collect();
         let id = [kind, ":", &block.name].concat();
         let mut builder = ChunkBuilder::new(kind, block.name)
