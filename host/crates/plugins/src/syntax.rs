@@ -513,16 +513,13 @@ impl SyntaxTree {
     /// past `deadline` or the table exceeds [`MAX_QUERY_RESULT_BYTES`].
     pub fn named_nodes_until(&self, kinds: &[String], deadline: Instant) -> Result<NodeTable, SyntaxError> {
         let grammar = self.tree.language();
+        let grammar_kinds = grammar_kinds(self.language, &grammar);
         // Kept kind ids, named ones only: one lookup per node instead of
         // asking tree-sitter whether each node is named.
-        let kept_ids: Vec<bool> = match wanted_kinds(self.language, &grammar, kinds)? {
-            Some(wanted) => wanted,
-            None => (0..grammar.node_kind_count())
-                .map(|id| u16::try_from(id).is_ok_and(|id| grammar.node_kind_is_named(id)))
-                .collect(),
-        };
+        let wanted = wanted_kinds(self.language, &grammar, &grammar_kinds, kinds)?;
+        let kept_ids: &[bool] = wanted.as_deref().unwrap_or(&grammar_kinds.named);
         let max_nodes = MAX_QUERY_RESULT_BYTES / TREE_NODE_BYTES;
-        let walked = named_nodes::walk(&self.tree, &kept_ids, deadline, max_nodes).map_err(|e| match e {
+        let walked = named_nodes::walk(&self.tree, kept_ids, deadline, max_nodes).map_err(|e| match e {
             named_nodes::WalkError::Full => SyntaxError::ParseFailed(format!(
                 "the node table exceeds {MAX_QUERY_RESULT_BYTES} bytes; ask for fewer kinds"
             )),
@@ -583,23 +580,44 @@ impl SyntaxTree {
 
 /// Which grammar kind ids [`SyntaxTree::named_nodes_until`] keeps: `None`
 /// for every named node.
-fn wanted_kinds(language: &str, grammar: &Language, kinds: &[String]) -> Result<Option<Vec<bool>>, SyntaxError> {
+/// What `named_nodes` needs to know about a grammar's kinds: which kind ids
+/// are named, and the ids of each named kind's name (an alias gives a name
+/// several ids).
+struct GrammarKinds {
+    named: Vec<bool>,
+    ids_by_name: HashMap<String, Vec<u16>>,
+}
+
+/// The [`GrammarKinds`] of `language`, worked out on its first node table
+/// and kept: resolving listed names against the grammar on every call took
+/// a pass over all its kinds per name, a few percent of a CSS file's chunking.
+fn grammar_kinds(language: &'static str, grammar: &Language) -> Arc<GrammarKinds> {
+    static CACHE: OnceLock<Mutex<HashMap<&'static str, Arc<GrammarKinds>>>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Mutex::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let kinds = cache.entry(language).or_insert_with(|| {
+        let ids = (0..grammar.node_kind_count()).map_while(|id| u16::try_from(id).ok());
+        let named: Vec<bool> = ids.clone().map(|id| grammar.node_kind_is_named(id)).collect();
+        let mut ids_by_name: HashMap<String, Vec<u16>> = HashMap::new();
+        for id in ids.filter(|&id| grammar.node_kind_is_named(id)) {
+            if let Some(name) = grammar.node_kind_for_id(id) {
+                ids_by_name.entry(name.to_string()).or_default().push(id);
+            }
+        }
+        Arc::new(GrammarKinds { named, ids_by_name })
+    });
+    Arc::clone(kinds)
+}
+
+/// The kept-kind flags for `kinds`, or `None` for all named kinds (an empty
+/// list).
+fn wanted_kinds(language: &str, grammar: &Language, grammar_kinds: &GrammarKinds, kinds: &[String]) -> Result<Option<Vec<bool>>, SyntaxError> {
     if kinds.is_empty() {
         return Ok(None);
     }
     let count = grammar.node_kind_count();
     let mut wanted = vec![false; count];
     for kind in kinds {
-        let mut found = false;
-        // A kind name can have several ids (aliases), so match by name.
-        for (id, slot) in wanted.iter_mut().enumerate() {
-            let Ok(id) = u16::try_from(id) else { break };
-            if grammar.node_kind_is_named(id) && grammar.node_kind_for_id(id) == Some(kind.as_str()) {
-                *slot = true;
-                found = true;
-            }
-        }
-        if !found {
+        let Some(ids) = grammar_kinds.ids_by_name.get(kind.as_str()) else {
             let mut close: Vec<&str> = (0..count)
                 .filter_map(|id| u16::try_from(id).ok())
                 .filter(|&id| grammar.node_kind_is_named(id) && grammar.node_kind_is_visible(id))
@@ -613,6 +631,9 @@ fn wanted_kinds(language: &str, grammar: &Language, kinds: &[String]) -> Result<
             return Err(SyntaxError::InvalidQuery(format!(
                 "grammar `{language}` has no named node kind `{kind}`{hint}"
             )));
+        };
+        for &id in ids {
+            wanted[usize::from(id)] = true;
         }
     }
     Ok(Some(wanted))
