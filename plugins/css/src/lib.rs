@@ -590,13 +590,23 @@ fn scan<'s>(nodes: &'s NodeTable<'s>, scss: bool, path: &str, source: &'s str) -
     found
 }
 
+/// The whole file's span. Its last line is the root node's when the root
+/// reaches the end of the file, as it does unless the file ends in
+/// something the grammar skips; only then are the lines counted.
+fn file_span(nodes: &NodeTable<'_>, source: &str) -> Span {
+    let len = u32::try_from(source.len()).unwrap_or(u32::MAX);
+    match nodes.get(0) {
+        Some(root) if root.start_byte() == 0 && root.end_byte() == len => Span::from(root),
+        _ => LineIndex::new(source).span(0, len),
+    }
+}
+
 #[allow(clippy::too_many_lines)]
 fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
     let scss = language == "scss";
     let compat = if scss { scss_compat(source) } else { String::new() };
     let tree = parse(language, if scss { &compat } else { source })?;
     let nodes = tree.nodes(&[])?;
-    let lines = LineIndex::new(source);
     // Top-level blocks come in document order.
     let Scan { mut blocks, mut comments, imports, related, variables, inner } = scan(&nodes, scss, path, source);
 
@@ -607,7 +617,7 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
         if let Some(first) = run.first() {
             let doc: Vec<String> = run.iter().map(|c| comment_text(c.text(source))).collect();
             block.docstring = Some(doc.join("\n").trim().to_string()).filter(|d| !d.is_empty());
-            block.outer = lines.span(first.start_byte, block.node.end_byte);
+            block.outer = first.join(block.node);
         }
     }
 
@@ -670,7 +680,7 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
     let mut sheet = ChunkBuilder::new("stylesheet", file_name)
         .id("stylesheet")
         .qualified_name(path)
-        .span(lines.span(0, u32::try_from(source.len()).unwrap_or(u32::MAX)))
+        .span(file_span(&nodes, source))
         .content(elide(source, 0..source.len(), &holes))
         .related_all(related)
         .references(sheet_refs)
