@@ -27,7 +27,6 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use foldhash::fast::FixedState;
 
 use code_intel_plugin_sdk::text::{elide, one_line, split_top_level};
 #[cfg(doc)]
@@ -218,7 +217,7 @@ fn file_symbol(target: &str, from_path: &str) -> Option<String> {
 }
 
 /// [`push_unique`] for a list that can grow long: `seen` holds what `list` has.
-fn push_new<'t>(seen: &mut HashSet<&'t str, FixedState>, list: &mut Vec<String>, item: &'t str) {
+fn push_new<'t>(seen: &mut HashSet<&'t str>, list: &mut Vec<String>, item: &'t str) {
     if seen.insert(item) {
         list.push(item.to_string());
     }
@@ -628,7 +627,7 @@ fn chunk_file(language: &str, path: &str, source: &str) -> Result<Vec<code_intel
     let mut all_ids: Vec<String> = Vec::new();
     // Membership of the two file-wide lists, which grow with the file (a
     // list search per class would be quadratic).
-    let (mut class_set, mut id_set) = (HashSet::default(), HashSet::default());
+    let (mut class_set, mut id_set) = (HashSet::new(), HashSet::new());
     for (at, what, text) in &inner {
         let (at, what, text) = (*at, *what, &**text);
         let pos = blocks.partition_point(|b| b.node.start_byte <= at);

@@ -225,10 +225,7 @@ fn metadata_json(mut entries: Vec<(String, Value)>) -> String {
 pub struct ChunkSet<'s> {
     source: &'s str,
     chunks: Vec<Chunk>,
-    /// Ids pushed so far, with how often. A fixed-seed fast hasher: ids
-    /// crafted to collide only slow their own call, which the host's time
-    /// limit bounds.
-    seen: HashMap<String, u32, foldhash::fast::FixedState>,
+    seen: HashMap<String, u32>,
     max_bytes: usize,
 }
 
@@ -236,7 +233,7 @@ impl<'s> ChunkSet<'s> {
     /// An empty set for chunks of `source`, split at [`MAX_CHUNK_BYTES`].
     #[must_use]
     pub fn new(source: &'s str) -> Self {
-        Self { source, chunks: Vec::new(), seen: HashMap::default(), max_bytes: MAX_CHUNK_BYTES }
+        Self { source, chunks: Vec::new(), seen: HashMap::new(), max_bytes: MAX_CHUNK_BYTES }
     }
 
     /// Uses another content limit (bytes) for [`ChunkSet::finish`].
