@@ -198,13 +198,13 @@ fn component_of_tag(tag: &str) -> Option<String> {
 /// A copy of `source` with the inside of every `{{ ... }}` blanked (newlines
 /// kept): same length and lines.
 fn blank_interpolations(source: &str) -> String {
-    if !source.contains("{{") {
+    let Some(first) = find_pair(source, 0, '{') else {
         return source.to_string();
-    }
+    };
     let mut bytes = source.as_bytes().to_vec();
-    let mut from = 0;
-    while let Some(open) = source[from..].find("{{").map(|p| p + from + 2) {
-        let Some(close) = source[open..].find("}}").map(|p| p + open) else {
+    let mut next = Some(first);
+    while let Some(open) = next.map(|p| p + 2) {
+        let Some(close) = find_pair(source, open, '}') else {
             break;
         };
         for b in &mut bytes[open..close] {
@@ -212,10 +212,25 @@ fn blank_interpolations(source: &str) -> String {
                 *b = b' ';
             }
         }
-        from = close + 2;
+        next = find_pair(source, close + 2, '{');
     }
     // Whole characters between ASCII delimiters were blanked.
     String::from_utf8(bytes).unwrap_or_else(|_| source.to_string())
+}
+
+/// Where the next `{{` (or `}}`) at or after byte `from` starts. Looks for
+/// the single character first, which the standard library does a word at a
+/// time; a two-character pattern takes its general substring search, the
+/// slowest part of chunking a component.
+fn find_pair(source: &str, from: usize, brace: char) -> Option<usize> {
+    let mut at = from;
+    loop {
+        let found = at + source.get(at..)?.find(brace)?;
+        if source.as_bytes().get(found + 1) == Some(&(brace as u8)) {
+            return Some(found);
+        }
+        at = found + 1;
+    }
 }
 
 /// Host grammar for a script block's `lang`.
@@ -858,6 +873,16 @@ mod tests {
             attributes("<style scoped lang='scss' module=classes>")[2],
             ("module".to_string(), Some("classes".to_string()))
         );
+    }
+
+    #[test]
+    fn pairs_of_braces_are_found_past_single_ones() {
+        assert_eq!(find_pair("a { b {{ c", 0, '{'), Some(6));
+        assert_eq!(find_pair("{{{x}}}", 1, '{'), Some(1));
+        assert_eq!(find_pair("} }}}", 0, '}'), Some(2));
+        assert_eq!(find_pair("ü{ {", 0, '{'), None);
+        assert_eq!(find_pair("{{", 2, '{'), None);
+        assert_eq!(blank_interpolations("{ x } {{ y }} }"), "{ x } {{   }} }");
     }
 
     #[test]
