@@ -27,7 +27,6 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-
 use code_intel_plugin_sdk::text::{elide, one_line, split_top_level};
 #[cfg(doc)]
 use code_intel_plugin_sdk::Tree;
