@@ -218,10 +218,10 @@ fn blank_interpolations(source: &str) -> String {
     String::from_utf8(bytes).unwrap_or_else(|_| source.to_string())
 }
 
-/// Where the next `{{` (or `}}`) at or after byte `from` starts. Looks for
-/// the single character first, which the standard library does a word at a
-/// time; a two-character pattern takes its general substring search, the
-/// slowest part of chunking a component.
+/// Where the next pair of `brace` (`{{` or `}}`) at or after byte `from`
+/// starts. Looks for the single character, which the standard library finds
+/// a word at a time; a two-character pattern takes its general substring
+/// search, which was the largest part of the plugin's own time.
 fn find_pair(source: &str, from: usize, brace: char) -> Option<usize> {
     let mut at = from;
     loop {

@@ -578,8 +578,6 @@ impl SyntaxTree {
     }
 }
 
-/// Which grammar kind ids [`SyntaxTree::named_nodes_until`] keeps: `None`
-/// for every named node.
 /// What `named_nodes` needs to know about a grammar's kinds: which kind ids
 /// are named, and the ids of each named kind's name (an alias gives a name
 /// several ids).
@@ -590,7 +588,8 @@ struct GrammarKinds {
 
 /// The [`GrammarKinds`] of `language`, worked out on its first node table
 /// and kept: resolving listed names against the grammar on every call took
-/// a pass over all its kinds per name, a few percent of a CSS file's chunking.
+/// a pass over all its kinds per name (2-3 % of the CSS plugin's call with
+/// its 26 kinds listed).
 fn grammar_kinds(language: &'static str, grammar: &Language) -> Arc<GrammarKinds> {
     static CACHE: OnceLock<Mutex<HashMap<&'static str, Arc<GrammarKinds>>>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Mutex::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -608,8 +607,8 @@ fn grammar_kinds(language: &'static str, grammar: &Language) -> Arc<GrammarKinds
     Arc::clone(kinds)
 }
 
-/// The kept-kind flags for `kinds`, or `None` for all named kinds (an empty
-/// list).
+/// Which grammar kind ids [`SyntaxTree::named_nodes_until`] keeps for
+/// `kinds`: `None` for every named kind (an empty list).
 fn wanted_kinds(language: &str, grammar: &Language, grammar_kinds: &GrammarKinds, kinds: &[String]) -> Result<Option<Vec<bool>>, SyntaxError> {
     if kinds.is_empty() {
         return Ok(None);
