@@ -826,6 +826,30 @@ mod tests {
     }
 
     #[test]
+    fn a_listed_kind_keeps_every_node_of_that_name_aliases_included() {
+        // `property_identifier` is an alias: the grammar gives the name its own
+        // id besides the aliased `identifier`'s.
+        let src = "a.b.c = d.e;\nconst { f } = g;\n";
+        let tree = parse("javascript", src).unwrap();
+        let all = tree.named_nodes(&[]).unwrap();
+        let listed = ["property_identifier".to_string(), "identifier".to_string()];
+        let expected: Vec<&str> = all
+            .nodes
+            .iter()
+            .filter(|n| listed.contains(&all.kinds[n.kind as usize]))
+            .map(|n| &src[n.start_byte as usize..n.end_byte as usize])
+            .collect();
+        assert_eq!(expected, ["a", "b", "c", "d", "e", "g"]);
+        // Twice: the second call reads the grammar's kinds from the cache.
+        for _ in 0..2 {
+            let table = tree.named_nodes(&listed).unwrap();
+            let texts: Vec<&str> = table.nodes.iter().map(|n| &src[n.start_byte as usize..n.end_byte as usize]).collect();
+            assert_eq!(texts, expected);
+        }
+        assert!(tree.named_nodes(&["property".to_string()]).is_err());
+    }
+
+    #[test]
     fn php_with_html_parses_with_full_grammar() {
         let src = "<html><?php\nnamespace App;\nclass User {}\n?></html>\n";
         let tree = parse("php", src).unwrap();
