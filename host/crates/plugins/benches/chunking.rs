@@ -13,12 +13,12 @@
 //!   disturbed estimate), and what a parse plus the node table of every
 //!   named node costs next to the parse: the ceiling of a node-table
 //!   plugin's ratio.
-//!   Measured in six runs, every plugin on the node table (`tree.nodes`)
+//!   Measured in ten runs, every plugin on the node table (`tree.nodes`)
 //!   and on the SDK's call arena, three of them while the machine was
-//!   loaded: python 0.742-0.753, php 0.744-0.755, javascript 0.725-0.742,
-//!   typescript 0.724-0.759, go 0.703-0.758, java 0.708-0.747, html
-//!   0.735-0.774, vue 0.711-0.752, css 0.687-0.730 (in 23 runs 0.687-0.754,
-//!   median 0.728, below 0.7 in three, all while the machine was loaded);
+//!   loaded: python 0.742-0.773, php 0.744-0.785, javascript 0.725-0.761,
+//!   typescript 0.724-0.767, go 0.703-0.772, java 0.708-0.763, html
+//!   0.735-0.781, vue 0.711-0.752, css 0.687-0.741 (in 27 runs 0.687-0.754,
+//!   median 0.730, below 0.7 in three, all while the machine was loaded);
 //!   parse plus table 1.02-1.05. With one query per file they measured 0.42-0.51
 //!   (html 0.27, css 0.37): a query walk costs 0.4-0.6x the parse, the node
 //!   table's walk 0.05-0.09x; what is left is the plugins' own work
