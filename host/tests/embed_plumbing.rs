@@ -65,20 +65,32 @@ fn vectors_are_unit_length_and_independent_of_batch_padding() {
 }
 
 #[test]
-fn e5_prefixes_only_for_e5_models() {
+fn prompts_from_the_config_else_the_e5_name() {
+    use code_intel_embed::PromptSource;
     let tmp = tempfile::tempdir().unwrap();
     let plain = tiny(&tmp.path().join("plain"), "org/tiny-bert", 2);
-    assert!(!plain.info().e5_prefixes);
+    assert_eq!(plain.info().prompts.from, PromptSource::None);
     let q = plain.embed(&["user login"], Role::Query, &|_, _| {}).unwrap();
     let p = plain.embed(&["user login"], Role::Passage, &|_, _| {}).unwrap();
     assert!((cosine(&q[0], &p[0]) - 1.0).abs() < 1e-5, "no prefixes: query and passage embed alike");
 
+    // No config_sentence_transformers.json: the e5 name rule.
     let e5 = tiny(&tmp.path().join("e5"), "intfloat/multilingual-e5-tiny", 2);
-    assert!(e5.info().e5_prefixes);
+    assert_eq!((e5.info().prompts.query.as_str(), e5.info().prompts.from), ("query: ", PromptSource::E5Name));
     let q = e5.embed(&["user login"], Role::Query, &|_, _| {}).unwrap();
     let p = e5.embed(&["user login"], Role::Passage, &|_, _| {}).unwrap();
     assert!(cosine(&q[0], &p[0]) < 0.9999, "e5: `query: ` and `passage: ` prefixes differ");
     assert_eq!(e5.count_tokens("user login", Role::Query).unwrap(), 2 + 2 + 2, "[CLS] query : user login [SEP]");
+
+    // The config's prompts, whatever the folder is called; the same
+    // vectors as the name rule gives for the same prompts.
+    let dir = tmp.path().join("renamed");
+    write_tiny_model(&dir, 2);
+    std::fs::write(dir.join("config_sentence_transformers.json"), r#"{"prompts": {"query": "query: ", "passage": "passage: "}}"#).unwrap();
+    let configured = Encoder::load(&resolved(&dir, "my-model"), &EncoderOptions::default()).unwrap();
+    assert_eq!(configured.info().prompts.from, PromptSource::Config);
+    let q2 = configured.embed(&["user login"], Role::Query, &|_, _| {}).unwrap();
+    assert!((cosine(&q[0], &q2[0]) - 1.0).abs() < 1e-5, "the configured prompt is applied");
 }
 
 #[test]

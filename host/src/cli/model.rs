@@ -1,11 +1,12 @@
-//! `code-intel model show|install`: which embedding model semantic search
-//! uses, and installing one from a local folder.
+//! `code-intel model show|install|embed`: which embedding model semantic
+//! search uses, installing one from a local folder, and the vectors (and
+//! token ids) it gives texts.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use code_intel_core::config::{self, Config};
-use code_intel_embed::{Encoder, EncoderOptions, ResolveOptions, install, install_hint, models_dir, resolve};
+use code_intel_embed::{Encoder, EncoderOptions, ResolveOptions, ResolvedModel, Role, install, install_hint, models_dir, resolve};
 
 /// Show or install the embedding model.
 #[derive(clap::Args, Debug)]
@@ -45,28 +46,54 @@ pub enum ModelCommand {
         #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
         check: bool,
     },
+    /// Print the vectors the model gives texts, as JSON: one object per
+    /// text with its token ids and its unit vector (the text as it is
+    /// embedded: after the model's query or passage prompt, truncated to
+    /// its window).
+    Embed {
+        /// Texts to embed; none: one JSON array of strings on standard input.
+        texts: Vec<String>,
+        /// Which side the texts are on: `query` or `passage`.
+        #[arg(long, default_value = "query", value_parser = ["query", "passage"])]
+        role: String,
+        /// Repository whose config.json names the model (default: the
+        /// repository containing the current directory).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        /// Print only the token ids, not the vectors.
+        #[arg(long)]
+        ids_only: bool,
+    },
 }
 
 pub fn run(args: &ModelArgs) -> ExitCode {
     match &args.command {
         ModelCommand::Show { repo, no_load, json } => show(repo.clone(), *no_load, *json),
         ModelCommand::Install { dir, name, check } => install_cmd(dir, name.as_deref(), *check),
+        ModelCommand::Embed { texts, role, repo, ids_only } => embed(texts, role, repo.clone(), *ids_only),
+    }
+}
+
+/// The repository's configuration (warnings on stderr), or the error printed.
+fn repo_config(repo: Option<PathBuf>) -> Option<(PathBuf, Config)> {
+    let start = repo.unwrap_or_else(|| PathBuf::from("."));
+    let root = config::find_repo_root(&start);
+    match Config::load(&root) {
+        Ok((config, warnings)) => {
+            for w in warnings {
+                eprintln!("warning: config.json {}: {}", w.key, w.message);
+            }
+            Some((root, config))
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
     }
 }
 
 fn show(repo: Option<PathBuf>, no_load: bool, json: bool) -> ExitCode {
-    let start = repo.unwrap_or_else(|| PathBuf::from("."));
-    let root = config::find_repo_root(&start);
-    let (config, warnings) = match Config::load(&root) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    for w in warnings {
-        eprintln!("warning: config.json {}: {}", w.key, w.message);
-    }
+    let Some((root, config)) = repo_config(repo) else { return ExitCode::FAILURE };
     let opts = ResolveOptions::new(Some(&config.embedding_model), Some(&root));
     let mut out = serde_json::json!({ "configured": config.embedding_model });
     let resolved = match resolve(&opts) {
@@ -104,12 +131,22 @@ fn show(repo: Option<PathBuf>, no_load: bool, json: bool) -> ExitCode {
                 out["dim"] = info.dim.into();
                 out["max_tokens"] = info.max_tokens.into();
                 out["layers"] = info.layers.into();
+                out["key"] = info.key.to_string().into();
                 out["revision"] = info.key.revision.clone().into();
-                out["e5_prefixes"] = info.e5_prefixes.into();
+                out["pooling"] = serde_json::to_value(info.pooling).unwrap_or_default();
+                out["normalization"] = serde_json::to_value(info.normalization).unwrap_or_default();
+                out["prompts"] = serde_json::to_value(&info.prompts).unwrap_or_default();
+                out["derived"] = serde_json::to_value(&info.derived).unwrap_or_default();
+                if let Some(derived) = &info.derived {
+                    lines.push(format!("weights: {derived}; quantisation: {}", derived.quantization));
+                }
                 lines.push(format!("dimension: {}", info.dim));
                 lines.push(format!("window: {} tokens, {} layers, {:?} pooling", info.max_tokens, info.layers, info.pooling));
-                lines.push(format!("e5 query/passage prefixes: {}", if info.e5_prefixes { "yes" } else { "no" }));
-                lines.push(format!("revision: {}", info.key.revision));
+                lines.push(format!(
+                    "prompts: query {:?}, passage {:?} (from {})",
+                    info.prompts.query, info.prompts.passage, info.prompts.from
+                ));
+                lines.push(format!("key: {}", info.key));
                 lines.push("status: ready".to_string());
             }
             Err(e) => {
@@ -127,6 +164,81 @@ fn show(repo: Option<PathBuf>, no_load: bool, json: bool) -> ExitCode {
     if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
+fn embed(texts: &[String], role: &str, repo: Option<PathBuf>, ids_only: bool) -> ExitCode {
+    let texts: Vec<String> = if texts.is_empty() {
+        let mut input = String::new();
+        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut input) {
+            eprintln!("error: cannot read standard input: {e}");
+            return ExitCode::FAILURE;
+        }
+        match serde_json::from_str(&input) {
+            Ok(texts) => texts,
+            Err(e) => {
+                eprintln!("error: standard input is not a JSON array of strings ({e}); give the texts as arguments or as [\"text\", ...]");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        texts.to_vec()
+    };
+    let role = if role == "passage" { Role::Passage } else { Role::Query };
+    let Some((root, config)) = repo_config(repo) else { return ExitCode::FAILURE };
+    let resolved = match resolve(&ResolveOptions::new(Some(&config.embedding_model), Some(&root))) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: no embedding model: {e}; {}", install_hint());
+            return ExitCode::FAILURE;
+        }
+    };
+    let encoder = match Encoder::load(&resolved, &EncoderOptions::default()) {
+        Ok(encoder) => encoder,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let ids = match encoder.token_ids(&refs, role) {
+        Ok(ids) => ids,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let vectors = if ids_only {
+        Vec::new()
+    } else {
+        match encoder.embed(&refs, role, &|_, _| {}) {
+            Ok(vectors) => vectors,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    let items: Vec<serde_json::Value> = texts
+        .iter()
+        .zip(ids)
+        .enumerate()
+        .map(|(i, (text, ids))| {
+            let mut item = serde_json::json!({ "text": text, "ids": ids });
+            if let Some(vector) = vectors.get(i) {
+                item["vector"] = vector.clone().into();
+            }
+            item
+        })
+        .collect();
+    println!("{}", serde_json::json!({ "model": encoder.info().key.to_string(), "role": role_name(role), "texts": items }));
+    ExitCode::SUCCESS
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Query => "query",
+        Role::Passage => "passage",
+    }
+}
+
 fn install_cmd(dir: &std::path::Path, name: Option<&str>, check: bool) -> ExitCode {
     let target = models_dir();
     let dest = match install(dir, name, &target) {
@@ -138,7 +250,7 @@ fn install_cmd(dir: &std::path::Path, name: Option<&str>, check: bool) -> ExitCo
     };
     let installed_name = dest.file_name().map_or_else(String::new, |n| n.to_string_lossy().replace("--", "/"));
     if check {
-        let resolved = code_intel_embed::ResolvedModel {
+        let resolved = ResolvedModel {
             name: installed_name.clone(),
             dir: dest.clone(),
             source: code_intel_embed::ModelSource::Installed,

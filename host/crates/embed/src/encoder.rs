@@ -23,8 +23,10 @@ use serde::{Deserialize, Serialize};
 use tokenizers::Tokenizer;
 
 use crate::fingerprint;
-use crate::packed::PackedBert;
 use crate::model::{ModelSource, ResolvedModel, check_model_dir};
+use crate::packed::PackedBert;
+pub use crate::sentence_config::is_e5_name;
+use crate::sentence_config::{self, ConfigError, Derived, Normalization, Prompts, SentenceConfig};
 
 /// Version of the text recipe ([`crate::chunk_text`], prefixes, pooling);
 /// part of the model key, so changing the recipe re-embeds everything.
@@ -87,7 +89,8 @@ impl ForwardPass {
 }
 
 /// Which side of a comparison a text is on (e5 models are trained with
-/// `query: ` and `passage: ` prefixes).
+/// `query: ` and `passage: ` prefixes; a model's prompts say which text goes
+/// before each side, [`Prompts`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
     /// A search query or a natural-language description.
@@ -105,7 +108,7 @@ pub enum Pooling {
 }
 
 /// Errors of loading or running a model. Loading errors say which file is
-/// wrong; none of them is a crash.
+/// wrong and what to do; none of them is a crash.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
     #[error("model folder {0}: {1}")]
@@ -122,9 +125,11 @@ pub enum EmbedError {
 /// the same vectors, so stored embeddings stay valid.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct ModelKey {
-    /// Display name (hub id or folder name).
+    /// Display name (hub id or folder name); a copy derived from quantised
+    /// weights carries a suffix saying so ([`Derived::key_suffix`]).
     pub name: String,
-    /// Content fingerprint of the model files plus the text recipe version.
+    /// Content fingerprint of the model files plus the text recipe version
+    /// (and, for a model with prompts, a hash of them).
     pub revision: String,
 }
 
@@ -134,6 +139,28 @@ impl ModelKey {
     #[must_use]
     pub fn new(name: String, fingerprint: &str) -> Self {
         Self { name, revision: format!("{fingerprint}.r{TEXT_RECIPE_VERSION}") }
+    }
+
+    /// The key of the model `name` whose files have `fingerprint`, as its
+    /// folder's sentence-transformers files describe it: a derived copy's
+    /// name carries [`Derived::key_suffix`], and prompts (which change every
+    /// vector but live outside the fingerprinted files) add `.p` and a hash
+    /// of them to the revision.
+    #[must_use]
+    pub fn for_model(name: &str, fingerprint: &str, sentence: &SentenceConfig) -> Self {
+        let name = match &sentence.derived {
+            Some(derived) => format!("{name}{}", derived.key_suffix()),
+            None => name.to_string(),
+        };
+        let mut key = Self::new(name, fingerprint);
+        let prompts = &sentence.prompts;
+        if !(prompts.query.is_empty() && prompts.passage.is_empty()) {
+            use sha2::Digest;
+            let digest = sha2::Sha256::digest(format!("{}\0{}", prompts.query, prompts.passage));
+            let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+            key.revision.push_str(&format!(".p{short}"));
+        }
+        key
     }
 }
 
@@ -155,8 +182,14 @@ pub struct ModelInfo {
     pub max_tokens: usize,
     pub layers: usize,
     pub pooling: Pooling,
-    /// `query: ` / `passage: ` prefixes are applied.
-    pub e5_prefixes: bool,
+    /// The texts put before queries and passages (e5: `query: `, `passage: `).
+    pub prompts: Prompts,
+    /// Whether the model's own modules normalise its vectors; they are unit
+    /// length either way.
+    pub normalization: Normalization,
+    /// Set when the folder is a copy derived from quantised weights
+    /// (`derived_from.json`).
+    pub derived: Option<Derived>,
     /// The forward pass computing the vectors.
     pub forward: ForwardPass,
 }
@@ -214,25 +247,9 @@ struct SentenceBertConfig {
 }
 
 #[derive(Deserialize)]
-struct PoolingConfig {
-    #[serde(default)]
-    pooling_mode_cls_token: bool,
-    #[serde(default)]
-    pooling_mode_mean_tokens: bool,
-}
-
-#[derive(Deserialize)]
 struct ModelTypeProbe {
     model_type: Option<String>,
     architectures: Option<Vec<String>>,
-}
-
-/// Is this an e5 model (`intfloat/e5-*`, `multilingual-e5-*`)? Only those get
-/// the `query: `/`passage: ` prefixes.
-#[must_use]
-pub fn is_e5_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|part| part == "e5")
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<Result<T, String>> {
@@ -298,11 +315,11 @@ impl Encoder {
         if let Some(cap) = options.max_tokens {
             max_tokens = max_tokens.min(cap.max(8));
         }
-        let pooling = match read_json::<PoolingConfig>(&dir.join("1_Pooling/config.json")) {
-            Some(Ok(p)) if p.pooling_mode_cls_token && !p.pooling_mode_mean_tokens => Pooling::Cls,
-            Some(Err(e)) => return Err(corrupt(e)),
-            _ => Pooling::Mean,
-        };
+        let sentence = sentence_config::read_for(resolved).map_err(|e| match e {
+            ConfigError::Corrupt(reason) => corrupt(reason),
+            ConfigError::Unsupported(reason) => incompatible(reason),
+        })?;
+        let pooling = sentence.pooling;
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(tokenizers::TruncationParams { max_length: max_tokens, ..Default::default() }))
@@ -371,16 +388,17 @@ impl Encoder {
             .thread_name(|i| format!("code-intel-embed-shared-{i}"))
             .build()
             .map_err(|e| EmbedError::Inference(format!("cannot start embedding threads: {e}")))?;
-        let e5_prefixes = is_e5_name(&resolved.name) || is_e5_name(&dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         let info = ModelInfo {
-            key: ModelKey::new(resolved.name.clone(), &fingerprint),
+            key: ModelKey::for_model(&resolved.name, &fingerprint, &sentence),
             dir: dir.clone(),
             source: resolved.source,
             dim: config.hidden_size,
             max_tokens,
             layers: config.num_hidden_layers,
             pooling,
-            e5_prefixes,
+            prompts: sentence.prompts,
+            normalization: sentence.normalization,
+            derived: sentence.derived,
             forward,
         };
         tracing::info!(model = %info.key, dim = info.dim, max_tokens, workers, "embedding model loaded");
@@ -397,7 +415,7 @@ impl Encoder {
         self.info.dim
     }
 
-    /// Embeds one query (with the e5 `query: ` prefix where it applies).
+    /// Embeds one query (after the model's query prompt, e5's `query: `).
     ///
     /// # Errors
     /// Tokenisation or inference failure.
@@ -494,12 +512,20 @@ impl Encoder {
         Ok(self.tokenize(&[text], role)?.first().map_or(0, Vec::len))
     }
 
+    /// The token ids each text is embedded as (its prompt, the model's
+    /// special tokens, truncated to the window), for checks and tools.
+    ///
+    /// # Errors
+    /// Tokenisation failure.
+    pub fn token_ids(&self, texts: &[&str], role: Role) -> Result<Vec<Vec<u32>>, EmbedError> {
+        self.tokenize(texts, role)
+    }
+
     fn tokenize(&self, texts: &[&str], role: Role) -> Result<Vec<Vec<u32>>, EmbedError> {
         let max_chars = self.info.max_tokens * MAX_CHARS_PER_TOKEN;
-        let prefix = match (self.info.e5_prefixes, role) {
-            (true, Role::Query) => "query: ",
-            (true, Role::Passage) => "passage: ",
-            (false, _) => "",
+        let prefix = match role {
+            Role::Query => self.info.prompts.query.as_str(),
+            Role::Passage => self.info.prompts.passage.as_str(),
         };
         let inputs: Vec<String> = texts
             .iter()
@@ -629,13 +655,5 @@ mod tests {
         }
         // Longest first.
         assert_eq!(batches[0][0], 6);
-    }
-
-    #[test]
-    fn e5_names() {
-        assert!(is_e5_name("intfloat/multilingual-e5-small"));
-        assert!(is_e5_name("e5-base-v2"));
-        assert!(!is_e5_name("all-MiniLM-L6-v2"));
-        assert!(!is_e5_name("bge-small-en-v1.5"));
     }
 }

