@@ -145,6 +145,7 @@ fn to_json(r: &SearchResponse, query_ms: f64) -> serde_json::Value {
                 "path": h.file,
                 "start_line": h.start_line,
                 "end_line": h.end_line,
+                "file_rank": h.file_rank,
                 "kind": h.kind,
                 "name": h.name,
                 "qualified_name": h.qualified_name,

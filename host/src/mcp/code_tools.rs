@@ -394,6 +394,9 @@ pub struct SemanticHit {
     pub vector_score: Option<f64>,
     /// `lexical`, `vector` or `hybrid` (found by both).
     pub source: String,
+    /// Rank of this hit's file among the answer's files (1 = best). Results
+    /// are in file order, each file's best chunks one after the other.
+    pub file_rank: usize,
     /// Files tied to this chunk by cross-file links (its model, the
     /// migrations of its table, the route a form posts to, ...), strongest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -1174,6 +1177,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
                         end_line: h.end_line,
                         score: h.score,
                         vector_score: h.vector_score.map(f64::from),
+                        file_rank: h.file_rank,
                         linked_files: h.linked_files,
                     }
                 })

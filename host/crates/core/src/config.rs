@@ -23,6 +23,7 @@
 //! | `search_weights` | vector 0.4, keyword 0.2, definition 0.3, reference 0.1 | hybrid ranking weights |
 //! | `max_chunks` | 200000 | chunks the index may hold; files past the limit are skipped and reported |
 //! | `max_file_bytes` | 1048576 (1 MiB) | larger files are skipped and reported |
+//! | `skip_generated` | `true` | skip lock files, images and fonts, published vendor assets, snapshots, and minified, compiled or generated files (each reported in `skipped` with its reason) |
 //! | `learned_pair_ttl_days` | 30 | learned NL -> symbol pairs expire after this many days |
 //!
 //! Unknown keys are not an error: they are returned as [`ConfigWarning`]s (and
@@ -137,6 +138,10 @@ pub struct Config {
     pub search_weights: SearchWeights,
     pub max_chunks: u64,
     pub max_file_bytes: u64,
+    /// Leave out files nobody searches for: lock files, images, published
+    /// vendor assets, minified or generated code (see `code-intel-index`'s
+    /// `hygiene` module for the rules).
+    pub skip_generated: bool,
     pub learned_pair_ttl_days: u32,
 }
 
@@ -153,6 +158,7 @@ impl Default for Config {
             search_weights: SearchWeights::default(),
             max_chunks: DEFAULT_MAX_CHUNKS,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            skip_generated: true,
             learned_pair_ttl_days: DEFAULT_LEARNED_PAIR_TTL_DAYS,
         }
     }
@@ -197,6 +203,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "search_weights",
     "max_chunks",
     "max_file_bytes",
+    "skip_generated",
     "learned_pair_ttl_days",
 ];
 
@@ -294,6 +301,7 @@ impl Config {
             }
             "max_chunks" => self.max_chunks = positive(value, "a positive number of chunks")?,
             "max_file_bytes" => self.max_file_bytes = positive(value, "a positive number of bytes")?,
+            "skip_generated" => self.skip_generated = typed(value, "true or false")?,
             "learned_pair_ttl_days" => self.learned_pair_ttl_days = positive(value, "a positive number of days")?,
             _ => {
                 let message = match RETIRED_KEYS.iter().find(|(k, _)| *k == key) {

@@ -48,7 +48,7 @@ fn main() {
     for f in &files {
         let Ok(content) = std::fs::read_to_string(f) else { continue };
         for c in code_intel_core::line_chunks(&f.to_string_lossy(), &content) {
-            texts.push(chunk_text(&c.kind, &c.name, None, &c.content));
+            texts.push(chunk_text(&c.kind, &c.name, None, c.metadata.as_str(), &c.content));
         }
     }
     if let Some(limit) = std::env::var("EMBED_LIMIT").ok().and_then(|v| v.parse::<usize>().ok()) {

@@ -30,7 +30,8 @@ use crate::sentence_config::{self, ConfigError, Derived, Normalization, Prompts,
 
 /// Version of the text recipe ([`crate::chunk_text`], prefixes, pooling);
 /// part of the model key, so changing the recipe re-embeds everything.
-pub const TEXT_RECIPE_VERSION: u32 = 1;
+/// 2: plugin metadata as words in the chunk text.
+pub const TEXT_RECIPE_VERSION: u32 = 2;
 
 /// Most padded tokens (sequences x longest sequence) in one forward pass.
 /// The packed pass has no padding and keeps one head's attention scores at

@@ -52,4 +52,4 @@ pub use pipeline::{EmbedProgress, EmbedReport, embed_pending};
 pub use sentence_config::{Derived, Normalization, PromptSource, Prompts};
 pub use service::{ModelHandle, ModelState};
 pub use heap::keep_tensor_memory;
-pub use text::{chunk_text, split_identifiers};
+pub use text::{chunk_text, metadata_words, split_identifiers};

@@ -154,5 +154,5 @@ pub fn embed_pending(
 /// Map entries are natural language compared with natural-language queries
 /// (the e5 `query: ` side); chunks are documents.
 fn embedding_text(p: &PendingText, is_map: bool) -> String {
-    if is_map { p.content.clone() } else { chunk_text(&p.kind, &p.name, p.qualified_name.as_deref(), &p.content) }
+    if is_map { p.content.clone() } else { chunk_text(&p.kind, &p.name, p.qualified_name.as_deref(), &p.metadata, &p.content) }
 }

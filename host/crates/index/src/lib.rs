@@ -21,6 +21,7 @@
 //! This crate depends on `code-intel-core` and `code-intel-store` only: it
 //! knows the `Chunker` trait, not the plugin host, MCP or the CLI.
 
+pub mod hygiene;
 pub mod links;
 pub mod sync;
 pub mod walk;

@@ -336,7 +336,7 @@ pub fn sync(
                 if stopped(stop_ref) {
                     return;
                 }
-                let outcome = process(item, chunker, options.force);
+                let outcome = process(item, chunker, options.force, config.skip_generated);
                 if tx.send(outcome).is_err() {
                     stop_ref.store(true, Ordering::Relaxed);
                 }
@@ -527,7 +527,7 @@ pub fn sync(
     Ok(report)
 }
 
-fn process(item: &Pending<'_>, chunker: &dyn Chunker, force: bool) -> Outcome {
+fn process(item: &Pending<'_>, chunker: &dyn Chunker, force: bool, skip_generated: bool) -> Outcome {
     let file = item.file;
     let skipped = |reason| Outcome::Skipped(SkippedFile { path: file.path.clone(), reason });
     let bytes = match std::fs::read(&file.abs) {
@@ -537,6 +537,11 @@ fn process(item: &Pending<'_>, chunker: &dyn Chunker, force: bool) -> Outcome {
     };
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return skipped(SkipReason::Binary);
+    }
+    // Checked before the fingerprint comparison, so a file indexed before
+    // the rule existed leaves the index at the next sync.
+    if skip_generated && let Some(rule) = crate::hygiene::by_content(&String::from_utf8_lossy(&bytes)) {
+        return skipped(SkipReason::Generated { rule: rule.to_string() });
     }
     let sha256 = sha256_hex(&bytes);
     // Sizes come from the bytes actually read (the file may have changed since the walk).

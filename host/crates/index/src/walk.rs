@@ -45,6 +45,9 @@ pub enum SkipReason {
     NonUtf8Path,
     /// Indexing it would take the index past `max_chunks`.
     MaxChunks { limit: u64 },
+    /// A lock file, asset, minified or generated file (config
+    /// `skip_generated`; see [`crate::hygiene`]).
+    Generated { rule: String },
 }
 
 impl std::fmt::Display for SkipReason {
@@ -60,6 +63,7 @@ impl std::fmt::Display for SkipReason {
             Self::SymlinkOutsideRepository => f.write_str("symbolic link pointing outside the repository"),
             Self::NonUtf8Path => f.write_str("file name is not valid UTF-8"),
             Self::MaxChunks { limit } => write!(f, "index already holds max_chunks ({limit}) chunks"),
+            Self::Generated { rule } => write!(f, "{rule} (set skip_generated to false to index it)"),
         }
     }
 }
@@ -206,6 +210,11 @@ fn visit(root: &Path, canonical_root: &Path, config: &Config, result: Result<ign
     }
     if !file_type.is_file() {
         return skipped(path, SkipReason::NotRegularFile);
+    }
+    if config.skip_generated
+        && let Some(rule) = crate::hygiene::by_path(&path)
+    {
+        return skipped(path, SkipReason::Generated { rule: rule.to_string() });
     }
     let metadata = match entry.metadata() {
         Ok(m) => m,

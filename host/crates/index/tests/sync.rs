@@ -148,6 +148,8 @@ fn ignore_rules_and_default_skips() {
     write(root, ".code-intel/ignore", "# project-only ignores\n/app/ignored_by_project_ignore.py\n");
     write(root, "big.py", &"x = 1\n".repeat(300));
     write(root, "image.png", "\u{89}PNG\r\n\u{1a}\n\0\0\0\rIHDR");
+    write(root, "data.bin", "\u{89}BIN\r\n\u{1a}\n\0\0\0\rIHDR");
+    write(root, "composer.lock", "{\"packages\": []}\n");
     let (mut config, _) = Config::from_json_str(r#"{"max_file_bytes": 1000}"#).unwrap();
     config.exclude_patterns.push("excluded_by_config.py".into());
 
@@ -162,7 +164,9 @@ fn ignore_rules_and_default_skips() {
         reasons,
         [
             ("big.py".to_string(), SkipReason::TooLarge { size: 1800, limit: 1000 }),
-            ("image.png".to_string(), SkipReason::Binary),
+            ("composer.lock".to_string(), SkipReason::Generated { rule: "lock file".into() }),
+            ("data.bin".to_string(), SkipReason::Binary),
+            ("image.png".to_string(), SkipReason::Generated { rule: "image, font, media or archive".into() }),
         ]
     );
     assert_eq!(report.added, 3);

@@ -132,6 +132,9 @@ pub struct SearchHit {
     /// Keyword (BM25) score, when the lexical arm found the chunk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keyword_score: Option<f64>,
+    /// Rank of the hit's file among the files of the answer (1 = best); a
+    /// file's best chunks follow one another (see [`crate::files`]).
+    pub file_rank: usize,
     /// Files tied to the hit by cross-file links, strongest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub linked_files: Vec<LinkedFile>,
@@ -139,6 +142,9 @@ pub struct SearchHit {
     pub rowid: i64,
     #[serde(skip)]
     confident: bool,
+    /// The chunk defines what the query names.
+    #[serde(skip)]
+    defines: bool,
 }
 
 /// The answer.
@@ -265,9 +271,20 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         Mode::Hybrid => fuse(store, query, vector_hits, lexical, &request.weights, n)?,
     };
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.file.cmp(&b.file)).then(a.start_line.cmp(&b.start_line)));
-    let any_confident = hits.iter().any(|h| h.confident);
+    // Confidence is judged for the query, not per hit: once some hit is
+    // confident (or a Japanese request names enough software vocabulary
+    // found by keyword), every hit takes part in the file ranking, where weak
+    // evidence ranks low. Unknown words with only marginal similarity are
+    // gibberish (hashes, keyboard mashing) whatever the vectors say.
+    let best_vector = hits.iter().filter_map(|h| h.vector_score).fold(0.0f32, f32::max);
+    let vocabulary = if mode == Mode::Lexical { None } else { unknown_words(store, query)? };
+    let gibberish = vocabulary.as_ref().is_some_and(|(unknown, total)| unknown * 2 > *total) && best_vector < STRONG_VECTOR_SCORE;
+    let glossary_confident = mode != Mode::Semantic
+        && crate::glossary::matched_terms(query) >= 2
+        && hits.iter().any(|h| h.keyword_score.is_some());
+    let any_confident = !gibberish && (hits.iter().any(|h| h.confident) || glossary_confident);
     if any_confident {
-        hits.retain(|h| h.confident);
+        let mut hits = by_file(hits, query, &request.weights);
         hits.truncate(n);
         if request.links > 0 {
             let linked = store.paths_with_links(&hits.iter().map(|h| h.file.as_str()).collect::<Vec<_>>())?;
@@ -280,6 +297,9 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         response.no_confident_match = true;
         let best = hits.first().and_then(|h| h.vector_score);
         response.message = Some(match best {
+            _ if gibberish => format!(
+                "no confident match: most words of the query appear nowhere in this repository and no chunk is close in meaning (best {best_vector:.2}); try other words, an identifier, or search_text"
+            ),
             Some(s) => format!(
                 "no confident match: the closest chunk scored {s:.2}, below the confidence floor {VECTOR_CONFIDENCE_FLOOR}; try other words or search_text"
             ),
@@ -287,6 +307,66 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         });
     }
     Ok(response)
+}
+
+/// Orders confident chunk hits by file (see [`crate::files`]): each arm's
+/// file ranking (keyword scores, vector scores, definitions of what the
+/// query names) fused by reciprocal rank with the configured weights, times
+/// the file's prior; each file's best chunks in turn.
+fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<SearchHit> {
+    use crate::files::{CHUNKS_PER_FILE, fuse_ranks, prior, rank_files, role};
+    let lexical = rank_files(hits.iter().filter_map(|h| h.keyword_score.map(|s| (h.file.as_str(), s))));
+    let vector = rank_files(hits.iter().filter_map(|h| h.vector_score.map(|s| (h.file.as_str(), f64::from(s)))));
+    let defines = rank_files(hits.iter().filter(|h| h.defines).map(|h| (h.file.as_str(), h.score)));
+    let mut fused = fuse_ranks(&[(&lexical, weights.keyword), (&vector, weights.vector), (&defines, weights.definition)]);
+    let query_lower = query.to_lowercase();
+    for (file, score) in &mut fused {
+        *score *= prior(role(file), &query_lower);
+    }
+    let mut by_file: HashMap<String, Vec<SearchHit>> = HashMap::new();
+    for hit in hits {
+        by_file.entry(hit.file.clone()).or_default().push(hit);
+    }
+    let mut files: Vec<(f64, Vec<SearchHit>)> =
+        by_file.into_iter().map(|(file, chunks)| (fused.get(&file).copied().unwrap_or(0.0), chunks)).collect();
+    files.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1[0].file.cmp(&b.1[0].file)));
+    let mut out = Vec::new();
+    for (rank, (_, mut chunks)) in files.into_iter().enumerate() {
+        chunks.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.start_line.cmp(&b.start_line)));
+        for mut hit in chunks.into_iter().take(CHUNKS_PER_FILE) {
+            hit.file_rank = rank + 1;
+            out.push(hit);
+        }
+    }
+    out
+}
+
+/// A vector hit at or above this calibrated score is close in meaning
+/// whatever the words: the vocabulary check below does not overrule it.
+const STRONG_VECTOR_SCORE: f32 = 0.4;
+
+/// How many of the query's plain ASCII words (3+ characters, not stop words,
+/// not numbers) occur nowhere in the index, by themselves or by their stem,
+/// out of how many words (Japanese software vocabulary, see
+/// [`crate::glossary`], counts as known words): `None` when the query has no
+/// ASCII word.
+fn unknown_words(store: &Store, query: &str) -> Result<Option<(usize, usize)>, SearchError> {
+    let words: Vec<&str> = query
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| w.len() >= 3 && !w.bytes().all(|b| b.is_ascii_digit()) && !code_intel_store::tokenize::is_stopword(w))
+        .take(code_intel_store::tokenize::MAX_QUERY_WORDS)
+        .collect();
+    if words.is_empty() {
+        return Ok(None);
+    }
+    let mut unknown = 0;
+    for word in &words {
+        let Some(expression) = code_intel_store::tokenize::match_expression(word, false) else { continue };
+        if !store.any_match(&expression)? {
+            unknown += 1;
+        }
+    }
+    Ok(Some((unknown, words.len() + crate::glossary::matched_terms(query))))
 }
 
 fn status_hint(status: &VectorStatus) -> String {
@@ -309,17 +389,23 @@ fn vector_only(h: ForestHit) -> SearchHit {
         arms: vec![Arm::Vector],
         vector_score: Some(h.score),
         keyword_score: None,
+        file_rank: 0,
         linked_files: Vec::new(),
         rowid: h.rowid,
         confident: h.score >= VECTOR_CONFIDENCE_FLOOR,
+        defines: false,
     }
 }
 
 /// The lexical arm: [`crate::lexical::search`] (all words ANDed, then
 /// any-word matches), filters applied before the cut.
 fn lexical_hits(store: &Store, query: &str, filters: &Filters, limit: usize) -> Result<Vec<LexicalHit>, SearchError> {
+    // A Japanese request also asks for the English words of its software
+    // vocabulary (see [`crate::glossary`]).
+    let terms = crate::glossary::english_terms(query);
+    let text = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
     let q = LexicalQuery {
-        text: query,
+        text: &text,
         path_glob: filters.path_glob.as_deref(),
         kinds: filters.kinds.clone(),
         limit,
@@ -360,9 +446,11 @@ fn lexical_hit(h: LexicalHit) -> SearchHit {
         arms: vec![Arm::Lexical],
         vector_score: None,
         keyword_score: Some(h.score),
+        file_rank: 0,
         linked_files: Vec::new(),
         rowid: h.chunk_rowid,
         confident: h.all_words || h.exact,
+        defines: h.exact,
     }
 }
 
@@ -421,7 +509,12 @@ fn fuse(
         .map(|mut hit| {
             let vector = f64::from(hit.vector_score.unwrap_or(0.0).max(0.0));
             let keyword = hit.keyword_score.map_or(0.0, |s| s / best_kw);
-            let definition = if exact_def.get(&hit.rowid).copied().unwrap_or(false) || name_in_query(&hit.name, &terms) { 1.0 } else { 0.0 };
+            let exact = exact_def.get(&hit.rowid).copied().unwrap_or(false);
+            let named = name_in_query(&hit.name, &terms);
+            let definition = if exact || named { 1.0 } else { 0.0 };
+            // For the file ranking, a one-word name ("send", "get") made of
+            // a request's words is too weak a sign of what it asks for.
+            hit.defines = exact || (named && split_identifier(&hit.name).iter().filter(|p| p.len() > 1).count() >= 2);
             hit.score = (weights.vector * vector + weights.keyword * keyword + weights.definition * definition) / total;
             hit
         })

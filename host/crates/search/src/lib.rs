@@ -12,12 +12,16 @@
 //!   repository's most important symbols.
 //! - [`lexical`]: FTS5 BM25 with an exact-identifier boost.
 //! - [`semantic`] and [`hybrid`]: vector search over the `forest` and `map`
-//!   collections (with the map short-circuit) and the fused ranking.
+//!   collections (with the map short-circuit) and the fused ranking;
+//!   [`files`]: ranking by file (evidence per file, rank fusion, priors);
+//!   [`glossary`]: English words for the Japanese vocabulary of a request.
 //!
 //! Depends on `code-intel-core`, `code-intel-store`, `code-intel-embed` and
 //! `code-intel-vector`; knows nothing of MCP or plugins.
 
 pub mod definitions;
+pub mod files;
+pub mod glossary;
 pub mod hybrid;
 pub mod lexical;
 pub mod links;

@@ -106,6 +106,9 @@ pub struct PendingText {
     pub name: String,
     pub qualified_name: Option<String>,
     pub content: String,
+    /// The chunk's plugin metadata (a JSON object's text; empty for map
+    /// entries).
+    pub metadata: String,
 }
 
 /// A point of a collection: the row it belongs to, and the hash its vector
@@ -404,7 +407,7 @@ impl Store {
     /// SQLite errors.
     pub fn pending_chunks(&self, model_id: i64, limit: usize) -> Result<Vec<PendingText>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT c.content_hash, c.kind, c.name, c.qualified_name, c.content, count(*)
+            "SELECT c.content_hash, c.kind, c.name, c.qualified_name, c.content, count(*), c.metadata
              FROM chunks c
              WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id = ?1 AND e.content_hash = c.content_hash)
              GROUP BY c.content_hash
@@ -419,6 +422,7 @@ impl Store {
                 qualified_name: r.get(3)?,
                 content: r.get(4)?,
                 rows: u64::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
+                metadata: r.get(6)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -442,6 +446,7 @@ impl Store {
                 name: String::new(),
                 qualified_name: None,
                 content: r.get(1)?,
+                metadata: String::new(),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -136,6 +136,20 @@ impl Store {
         Ok(terms.iter().map(|t| cache.bounded.get(*t).and_then(|&(n, since)| settled(n, since)).unwrap_or(false)).collect())
     }
 
+    /// Does any chunk match the full-text `expression` (a
+    /// [`match_expression`])? One index probe, no ranking.
+    ///
+    /// # Errors
+    /// SQLite errors (an invalid expression among them).
+    pub fn any_match(&self, expression: &str) -> Result<bool> {
+        let found: Option<i64> = self
+            .conn()
+            .prepare_cached("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?1 LIMIT 1")?
+            .query_row([expression], |r| r.get(0))
+            .optional()?;
+        Ok(found.is_some())
+    }
+
     /// How many chunks hold each of `terms` (full-text tokens: lower-case
     /// words as the index stores them), in order; 0 for a term the index does
     /// not have. Read from the full-text index's term statistics
@@ -220,7 +234,7 @@ mod tests {
         }
     }
 
-    /// A store of `n` chunks, each saying "the" and "value", every tenth
+    /// A store of `n` chunks, each saying "self" and "value", every tenth
     /// also "total" (and "order" in one of them).
     fn store(n: usize) -> Store {
         let mut store = Store::open_in_memory().unwrap();
@@ -231,7 +245,7 @@ mod tests {
                     _ if i % 10 == 0 => " total",
                     _ => "",
                 };
-                chunk(i, &format!("the value {i}{extra}"))
+                chunk(i, &format!("self value {i}{extra}"))
             })
             .collect();
         let file = FileRecord { path: "a.py".into(), sha256: "00".into(), size: 1, mtime_ns: 0 };
@@ -243,7 +257,7 @@ mod tests {
     #[test]
     fn counts_come_from_the_index_and_follow_its_changes() {
         let mut s = store(40);
-        assert_eq!(s.term_chunk_counts(&["the", "total", "order", "absent"]).unwrap(), [40, 5, 1, 0]);
+        assert_eq!(s.term_chunk_counts(&["self", "total", "order", "absent"]).unwrap(), [40, 5, 1, 0]);
         assert_eq!(s.column_term_chunk_counts("content", &["total", "f7"]).unwrap(), [5, 0]);
         assert_eq!(s.column_term_chunk_counts("name", &["total", "f7"]).unwrap(), [0, 1]);
         let matched: i64 =
@@ -251,41 +265,41 @@ mod tests {
         assert_eq!(matched, 5, "the statistics count what a query counts");
         let file = FileRecord { path: "a.py".into(), sha256: "01".into(), size: 1, mtime_ns: 0 };
         s.write(|w| w.replace_file(&file, &ChunkedFile::default(), 0).map(drop)).unwrap();
-        assert_eq!(s.term_chunk_counts(&["the"]).unwrap(), [0], "a cached count survived a change of the chunks");
+        assert_eq!(s.term_chunk_counts(&["self"]).unwrap(), [0], "a cached count survived a change of the chunks");
     }
 
     #[test]
     fn a_count_read_before_a_change_is_kept_only_while_it_settles_the_half() {
         let mut s = store(40);
-        assert_eq!(s.in_half_of_the_chunks(&["the", "total"]).unwrap(), [true, false]);
+        assert_eq!(s.in_half_of_the_chunks(&["self", "total"]).unwrap(), [true, false]);
         // One more chunk with "total" (6 of 41 now): both answers still
         // hold within the one chunk changed, so neither word is read again
         // (the cached counts stay those of 40 chunks).
-        let extra = ChunkedFile { chunks: vec![chunk(99, "the total")], chunker: "test".into(), ..Default::default() };
+        let extra = ChunkedFile { chunks: vec![chunk(99, "self total")], chunker: "test".into(), ..Default::default() };
         let file = FileRecord { path: "b.py".into(), sha256: "00".into(), size: 1, mtime_ns: 0 };
         s.write(|w| w.replace_file(&file, &extra, 0).map(drop)).unwrap();
-        assert_eq!(s.in_half_of_the_chunks(&["the", "total"]).unwrap(), [true, false]);
+        assert_eq!(s.in_half_of_the_chunks(&["self", "total"]).unwrap(), [true, false]);
         assert_eq!(s.term_counts.borrow().bounded["total"], (5, 40));
-        // Replacing the first file's 40 chunks by 30 without "the": 70
+        // Replacing the first file's 40 chunks by 30 without "self": 70
         // changes, more than settle either word, so both are read again.
         let chunks = (0..30).map(|i| chunk(i, "total value")).collect();
         let file = FileRecord { path: "a.py".into(), sha256: "01".into(), size: 1, mtime_ns: 0 };
         s.write(|w| w.replace_file(&file, &ChunkedFile { chunks, chunker: "test".into(), ..Default::default() }, 0).map(drop))
             .unwrap();
-        assert_eq!(s.in_half_of_the_chunks(&["the", "total"]).unwrap(), [false, true]);
+        assert_eq!(s.in_half_of_the_chunks(&["self", "total"]).unwrap(), [false, true]);
     }
 
     #[test]
     fn common_words_are_required_not_ranked() {
         let s = store(40);
-        let q = s.text_query("the total order", false).unwrap().unwrap();
-        assert_eq!(q, TextQuery { ranked: r#""total" AND "order""#.into(), required: Some(r#""the""#.into()) });
-        let any = s.text_query("the total order", true).unwrap().unwrap();
+        let q = s.text_query("self total order", false).unwrap().unwrap();
+        assert_eq!(q, TextQuery { ranked: r#""total" AND "order""#.into(), required: Some(r#""self""#.into()) });
+        let any = s.text_query("self total order", true).unwrap().unwrap();
         assert_eq!(any, TextQuery::plain(r#""total" OR "order""#));
         // Nothing but common words: the query stays whole.
-        assert_eq!(s.text_query("the value", false).unwrap().unwrap(), TextQuery::plain(r#""the" AND "value""#));
+        assert_eq!(s.text_query("self value", false).unwrap().unwrap(), TextQuery::plain(r#""self" AND ("value" OR "valu"*)"#));
         // One word or an identifier: as written.
-        assert_eq!(s.text_query("the", false).unwrap().unwrap(), TextQuery::plain(r#""the""#));
+        assert_eq!(s.text_query("self", false).unwrap().unwrap(), TextQuery::plain(r#""self""#));
         assert_eq!(
             s.text_query("the_value total", false).unwrap().unwrap(),
             TextQuery::plain(r#"("the_value" OR "the value") AND "total""#)
@@ -295,9 +309,9 @@ mod tests {
     #[test]
     fn required_words_filter_the_hits_like_the_whole_query() {
         let s = store(40);
-        let split = s.text_query("the total", false).unwrap().unwrap();
+        let split = s.text_query("self total", false).unwrap().unwrap();
         assert!(split.required.is_some());
-        let whole = TextQuery::plain(crate::tokenize::match_expression("the total", false).unwrap());
+        let whole = TextQuery::plain(crate::tokenize::match_expression("self total", false).unwrap());
         let names = |q: &TextQuery| -> Vec<String> {
             s.fts_search(q, None, &[], &|_| true, 100).unwrap().into_iter().map(|h| h.name).collect()
         };

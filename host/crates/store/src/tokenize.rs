@@ -91,15 +91,51 @@ fn push_parts(word: &str, out: &mut String) {
     out.push(' ');
 }
 
+/// English words that carry no meaning in a request to a code index
+/// ("where is the ... handled", "I want to ..."): left out of a query that
+/// has other words. Lower case.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "do", "does", "did", "for", "from",
+    "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "should",
+    "so", "than", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "why", "will", "with", "would", "you", "your", "want", "wants", "need", "needs",
+    "instead", "currently", "right", "now", "also", "any", "some", "about",
+];
+
+/// Is `word` (any case) an English stop word of requests?
+#[must_use]
+pub fn is_stopword(word: &str) -> bool {
+    word.len() <= 9 && STOPWORDS.contains(&word.to_ascii_lowercase().as_str())
+}
+
 /// The identifier-like words of a query, in order, at most [`MAX_QUERY_WORDS`].
+/// Stop words ([`is_stopword`]) are left out unless nothing else is left.
 #[must_use]
 pub fn query_words(query: &str) -> Vec<&str> {
-    query.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()).take(MAX_QUERY_WORDS).collect()
+    let all = query.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty());
+    let kept: Vec<&str> = all.clone().filter(|w| !is_stopword(w)).take(MAX_QUERY_WORDS).collect();
+    if kept.is_empty() { all.take(MAX_QUERY_WORDS).collect() } else { kept }
+}
+
+/// The English stem of a plain word, when it differs from the word and is
+/// long enough to search as a prefix: `servers` -> `server`, `sorting` ->
+/// `sort`, `deleted` -> `delet` (matching `delete`, `deletes`, `deleting`).
+fn stem_prefix(word: &str) -> Option<String> {
+    thread_local! {
+        static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    }
+    if word.len() < 4 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let lower = word.to_ascii_lowercase();
+    let stem = STEMMER.with(|s| s.stem(&lower).into_owned());
+    (stem.len() >= 3 && stem != lower && lower.starts_with(&stem[..3])).then_some(stem)
 }
 
 /// An FTS5 MATCH expression for `query`: each word matches whole or as the
-/// phrase of its parts; words are combined with AND (or OR when `any`).
-/// `None` when the query has no word characters.
+/// phrase of its parts, and a plain English word also by its stem as a
+/// prefix (`servers` finds `Server`); words are combined with AND (or OR
+/// when `any`). `None` when the query has no word characters.
 #[must_use]
 pub fn match_expression(query: &str, any: bool) -> Option<String> {
     let words = query_words(query);
@@ -111,7 +147,10 @@ pub fn match_expression(query: &str, any: bool) -> Option<String> {
         .map(|word| {
             let parts: Vec<&str> = split_identifier(word);
             if parts.is_empty() || (parts.len() == 1 && parts[0] == *word) {
-                format!("\"{word}\"")
+                match stem_prefix(word) {
+                    Some(stem) => format!("(\"{word}\" OR \"{stem}\"*)"),
+                    None => format!("\"{word}\""),
+                }
             } else {
                 format!("(\"{word}\" OR \"{}\")", parts.join(" "))
             }
@@ -158,7 +197,9 @@ mod tests {
     fn match_expressions() {
         assert_eq!(match_expression("user name", false).unwrap(), r#""user" AND "name""#);
         assert_eq!(match_expression("getUserName", false).unwrap(), r#"("getUserName" OR "get User Name")"#);
-        assert_eq!(match_expression("a OR b", true).unwrap(), r#""a" OR "OR" OR "b""#);
+        assert_eq!(match_expression("x NEAR b", true).unwrap(), r#""x" OR "NEAR" OR "b""#);
+        assert_eq!(match_expression("where are the servers sorted", true).unwrap(), r#"("servers" OR "server"*) OR ("sorted" OR "sort"*)"#);
+        assert_eq!(match_expression("where is it", false).unwrap(), r#""where" AND "is" AND "it""#, "only stop words: kept");
         assert_eq!(match_expression("\"; DROP", false).unwrap(), r#""DROP""#);
         assert!(match_expression("  ()*  ", false).is_none());
     }

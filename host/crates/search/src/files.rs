@@ -1,0 +1,219 @@
+//! File-level ranking: the unit a developer acts on is a file, so ranked
+//! chunks are grouped by file, each file is ranked on the evidence of all its
+//! chunks, and the arms are fused by their file ranks.
+//!
+//! - **Per arm**, a file's evidence is its best chunk plus a share of the
+//!   next ones ([`file_evidence`]): an answer spread over a class and two of
+//!   its methods outranks one stray match.
+//! - **Fusion** is reciprocal-rank fusion ([`RRF_K`]) of the arms' file
+//!   rankings, plus a third ranking of the files that define what the query
+//!   names. Rank fusion needs no common scale between BM25 and similarities,
+//!   and a file both arms rank high beats one only a single arm likes, so
+//!   the fused order is at least as good as the better arm in practice
+//!   (measured in `bench/retrieval`).
+//! - **Priors** ([`prior`]): tests, documentation, translations, fixtures and
+//!   examples are rarely where the answer to a change request lives; they are
+//!   weighed down unless the query asks about them ("test", "docs", "翻訳"...).
+//!
+//! Results keep chunk granularity: each file's best chunks follow one another
+//! (at most [`CHUNKS_PER_FILE`]), files in fused order, each hit carrying its
+//! file's rank.
+
+use std::collections::HashMap;
+
+/// Reciprocal-rank fusion constant: `1 / (K + rank)`. Small enough that the
+/// first places of an arm count clearly more than the tenth.
+pub const RRF_K: f64 = 10.0;
+
+/// Chunks shown per file (the best ones); the rest of the file's evidence
+/// still counts in its rank.
+pub const CHUNKS_PER_FILE: usize = 2;
+
+/// Share of a file's second and third best chunk scores added to its best.
+const NEXT_CHUNK_SHARE: [f64; 2] = [0.3, 0.15];
+
+/// A file's evidence from one arm: the best chunk score plus a share of the
+/// next two (`scores` in any order).
+#[must_use]
+pub fn file_evidence(scores: &mut [f64]) -> f64 {
+    scores.sort_by(|a, b| b.total_cmp(a));
+    let mut total = scores.first().copied().unwrap_or(0.0);
+    for (share, s) in NEXT_CHUNK_SHARE.iter().zip(scores.iter().skip(1)) {
+        total += share * s.max(0.0);
+    }
+    total
+}
+
+/// Files ranked by their evidence from one arm: `(file, chunk score)` pairs
+/// in, files best first out.
+#[must_use]
+pub fn rank_files<'a>(chunks: impl IntoIterator<Item = (&'a str, f64)>) -> Vec<&'a str> {
+    let mut by_file: HashMap<&str, Vec<f64>> = HashMap::new();
+    for (file, score) in chunks {
+        by_file.entry(file).or_default().push(score);
+    }
+    let mut files: Vec<(&str, f64)> = by_file.into_iter().map(|(f, mut s)| (f, file_evidence(&mut s))).collect();
+    files.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    files.into_iter().map(|(f, _)| f).collect()
+}
+
+/// Reciprocal-rank fusion of file rankings, each with a weight.
+#[must_use]
+pub fn fuse_ranks(rankings: &[(&[&str], f64)]) -> HashMap<String, f64> {
+    let mut fused: HashMap<String, f64> = HashMap::new();
+    for (ranking, weight) in rankings {
+        for (i, file) in ranking.iter().enumerate() {
+            // Ranks are small: exact in f64.
+            #[allow(clippy::cast_precision_loss)]
+            let rank = (i + 1) as f64;
+            *fused.entry((*file).to_string()).or_default() += weight / (RRF_K + rank);
+        }
+    }
+    fused
+}
+
+/// What kind of file a path is, for [`prior`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileRole {
+    Source,
+    Test,
+    Docs,
+    Translation,
+    Example,
+}
+
+/// The role of a repo-relative path, from its directories and name.
+#[must_use]
+pub fn role(path: &str) -> FileRole {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    let original_name = path.rsplit('/').next().unwrap_or(path);
+    let dirs: Vec<&str> = lower.split('/').collect();
+    let dirs = &dirs[..dirs.len().saturating_sub(1)];
+    let has_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
+    if has_dir(&["tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "cypress"])
+        || name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name.ends_with("_test.go")
+        || original_name.ends_with("Test.php")
+        || name.contains(".spec.")
+        || name.contains(".test.")
+        || name == "conftest.py"
+    {
+        return FileRole::Test;
+    }
+    if has_dir(&["lang", "locale", "locales", "i18n", "translations"]) || name.ends_with(".po") || name.ends_with(".pot") {
+        return FileRole::Translation;
+    }
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    if has_dir(&["docs", "doc", "documentation"])
+        || matches!(ext, "md" | "rst" | "txt" | "adoc")
+        || name.starts_with("changelog")
+        || name.starts_with("license")
+    {
+        return FileRole::Docs;
+    }
+    if has_dir(&["fixtures", "fixture", "examples", "example", "stubs", "samples", "demo"]) {
+        return FileRole::Example;
+    }
+    FileRole::Source
+}
+
+/// Words that make a query about tests, docs, translations or examples (in
+/// English and Japanese), lower-cased.
+const ASKS_FOR: &[(FileRole, &[&str])] = &[
+    (FileRole::Test, &["test", "tests", "testing", "spec", "specs", "unittest", "pytest", "phpunit", "テスト", "試験"]),
+    (
+        FileRole::Docs,
+        &["doc", "docs", "documentation", "documented", "readme", "changelog", "guide", "ドキュメント", "説明書", "文書"],
+    ),
+    (
+        FileRole::Translation,
+        &["translation", "translations", "translate", "locale", "localization", "i18n", "language", "翻訳", "多言語", "言語ファイル", "文言"],
+    ),
+    (FileRole::Example, &["example", "examples", "fixture", "fixtures", "sample", "stub", "サンプル"]),
+];
+
+/// How much a file of this role keeps of its fused score for this query:
+/// 1 for source, and for any role the query asks about.
+#[must_use]
+pub fn prior(role: FileRole, query_lower: &str) -> f64 {
+    if role == FileRole::Source {
+        return 1.0;
+    }
+    let asked = ASKS_FOR.iter().filter(|(r, _)| *r == role).flat_map(|(_, words)| words.iter()).any(|w| {
+        if w.is_ascii() {
+            query_lower.split(|c: char| !c.is_alphanumeric()).any(|q| q == *w)
+        } else {
+            query_lower.contains(w)
+        }
+    });
+    if asked {
+        return 1.0;
+    }
+    match role {
+        FileRole::Source => 1.0,
+        FileRole::Test | FileRole::Translation => 0.5,
+        FileRole::Docs => 0.6,
+        FileRole::Example => 0.7,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evidence_counts_the_next_chunks_a_little() {
+        assert!((file_evidence(&mut [0.5, 0.9, 0.1]) - (0.9 + 0.3 * 0.5 + 0.15 * 0.1)).abs() < 1e-12);
+        assert_eq!(file_evidence(&mut []), 0.0);
+    }
+
+    #[test]
+    fn files_rank_on_all_their_chunks() {
+        let ranked = rank_files([("a.py", 0.8), ("b.py", 0.7), ("b.py", 0.6), ("c.py", 0.1)]);
+        assert_eq!(ranked, ["b.py", "a.py", "c.py"]);
+    }
+
+    #[test]
+    fn fusion_prefers_agreement() {
+        let lexical: &[&str] = &["a", "b", "c"];
+        let vector: &[&str] = &["b", "d", "a"];
+        let fused = fuse_ranks(&[(lexical, 1.0), (vector, 1.0)]);
+        let mut order: Vec<(&String, &f64)> = fused.iter().collect();
+        order.sort_by(|x, y| y.1.total_cmp(x.1));
+        assert_eq!(order[0].0, "b");
+        assert_eq!(order[1].0, "a");
+    }
+
+    #[test]
+    fn roles() {
+        for (path, expected) in [
+            ("app/Models/User.php", FileRole::Source),
+            ("tests/Feature/UserTest.php", FileRole::Test),
+            ("src/components/Player.spec.ts", FileRole::Test),
+            ("starlette/testclient.py", FileRole::Source),
+            ("tests/test_routing.py", FileRole::Test),
+            ("docs/routing.md", FileRole::Docs),
+            ("README.md", FileRole::Docs),
+            ("lang/ja/server.php", FileRole::Translation),
+            ("resources/lang/en/auth.php", FileRole::Translation),
+            ("examples/app.py", FileRole::Example),
+            ("resources/views/users/index.blade.php", FileRole::Source),
+            ("app/Models/Latest.php", FileRole::Source),
+        ] {
+            assert_eq!(role(path), expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn priors_flip_when_asked() {
+        assert!(prior(FileRole::Test, "where is the login form validated") < 1.0);
+        assert_eq!(prior(FileRole::Test, "add a test for the login form"), 1.0);
+        assert_eq!(prior(FileRole::Docs, "the docs for middleware are wrong"), 1.0);
+        assert_eq!(prior(FileRole::Translation, "ログイン画面の文言を変えたい"), 1.0);
+        assert!(prior(FileRole::Translation, "ログイン画面の色を変えたい") < 1.0);
+        assert!(prior(FileRole::Test, "latest version") < 1.0, "whole words only");
+        assert_eq!(prior(FileRole::Source, "anything"), 1.0);
+    }
+}

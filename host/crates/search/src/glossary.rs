@@ -1,0 +1,289 @@
+//! Japanese software vocabulary in the English words code is written in, for
+//! the keyword arm of a Japanese request.
+//!
+//! Japanese has no spaces and code says `deleteBackup`, not 削除: a
+//! Japanese request finds nothing by keyword. The vector arm (a multilingual
+//! model) bridges the languages by meaning; this table gives the keyword arm
+//! the same reach for the everyday words of software work — actions (削除
+//! delete, 一覧 list, 並び替え sort), things (ユーザー user, 権限 permission,
+//! 添付ファイル attachment) and UI (画面 page, ボタン button) — so a file
+//! that both arms find ranks first. The words found are added to the keyword
+//! query only; the text embedded for the vector arm is the request as written.
+//!
+//! ```
+//! use code_intel_search::glossary::english_terms;
+//! assert_eq!(english_terms("ユーザーを削除するとエラーになる"), ["user", "users", "delete", "destroy", "error", "exception"]);
+//! assert!(english_terms("delete the user").is_empty());
+//! ```
+
+/// (Japanese, English words). Longer Japanese keys are matched first, and
+/// the text they cover is not matched again by a shorter key.
+const TERMS: &[(&str, &[&str])] = &[
+    // Actions.
+    ("削除", &["delete", "destroy"]),
+    ("消す", &["delete", "remove"]),
+    ("追加", &["add", "create"]),
+    ("作成", &["create", "store"]),
+    ("新規", &["create", "new"]),
+    ("登録", &["register", "store", "create"]),
+    ("編集", &["edit", "update"]),
+    ("更新", &["update"]),
+    ("変更", &["change", "update"]),
+    ("保存", &["save", "store"]),
+    ("一覧", &["list", "index"]),
+    ("詳細", &["show", "detail", "view"]),
+    ("表示", &["show", "display", "view"]),
+    ("非表示", &["hide", "hidden"]),
+    ("検索", &["search", "query"]),
+    ("絞り込", &["filter"]),
+    ("フィルター", &["filter"]),
+    ("並び替え", &["sort", "order"]),
+    ("並べ替え", &["sort", "order"]),
+    ("ソート", &["sort"]),
+    ("並び順", &["sort", "order"]),
+    ("移動", &["move"]),
+    ("複製", &["duplicate", "clone", "copy"]),
+    ("コピー", &["copy"]),
+    ("送信", &["send", "submit"]),
+    ("受信", &["receive"]),
+    ("取得", &["get", "fetch"]),
+    ("読み込", &["load", "read"]),
+    ("書き込", &["write"]),
+    ("アップロード", &["upload"]),
+    ("ダウンロード", &["download"]),
+    ("インポート", &["import"]),
+    ("エクスポート", &["export"]),
+    ("出力", &["export", "output"]),
+    ("変換", &["convert", "transform"]),
+    ("検証", &["validate", "validation"]),
+    ("バリデーション", &["validation", "validate", "rules"]),
+    ("認証", &["auth", "authenticate", "login"]),
+    ("認可", &["authorize", "policy"]),
+    ("ログイン", &["login", "auth"]),
+    ("ログアウト", &["logout"]),
+    ("再生", &["play"]),
+    ("停止", &["stop", "pause"]),
+    ("一時停止", &["pause"]),
+    ("予約", &["schedule"]),
+    ("通知", &["notification", "notify"]),
+    ("招待", &["invite", "invitation"]),
+    ("復元", &["restore"]),
+    ("初期化", &["init", "initialize", "reset"]),
+    ("リセット", &["reset"]),
+    ("再試行", &["retry"]),
+    ("リトライ", &["retry"]),
+    ("キャンセル", &["cancel"]),
+    ("無効", &["disable", "disabled", "invalid"]),
+    ("有効", &["enable", "enabled"]),
+    ("制限", &["limit", "throttle"]),
+    ("上限", &["limit", "max"]),
+    ("計算", &["calculate", "compute"]),
+    ("集計", &["aggregate", "count", "sum"]),
+    ("圧縮", &["compress", "gzip"]),
+    ("解凍", &["decompress", "extract"]),
+    ("暗号化", &["encrypt"]),
+    ("ハッシュ", &["hash"]),
+    ("翻訳", &["translation", "translate", "lang"]),
+    ("リダイレクト", &["redirect"]),
+    ("キャッシュ", &["cache"]),
+    ("ログ", &["log", "logs"]),
+    // Things.
+    ("ユーザー", &["user", "users"]),
+    ("ユーザ", &["user", "users"]),
+    ("管理者", &["admin"]),
+    ("管理画面", &["admin", "panel"]),
+    ("権限", &["permission", "permissions", "role"]),
+    ("ロール", &["role", "roles"]),
+    ("パスワード", &["password"]),
+    ("メールアドレス", &["email"]),
+    ("メール", &["mail", "email"]),
+    ("設定", &["settings", "config"]),
+    ("環境変数", &["env", "config"]),
+    ("データベース", &["database", "db"]),
+    ("テーブル", &["table"]),
+    ("カラム", &["column"]),
+    ("列", &["column"]),
+    ("配列", &["array"]),
+    ("行列", &["matrix"]),
+    ("マイグレーション", &["migration"]),
+    ("モデル", &["model"]),
+    ("コントローラー", &["controller"]),
+    ("ミドルウェア", &["middleware"]),
+    ("ルーティング", &["route", "routing", "router"]),
+    ("ルート", &["route", "routes"]),
+    ("リクエスト", &["request"]),
+    ("レスポンス", &["response"]),
+    ("ヘッダー", &["header", "headers"]),
+    ("ヘッダ", &["header", "headers"]),
+    ("クッキー", &["cookie", "cookies"]),
+    ("セッション", &["session"]),
+    ("トークン", &["token"]),
+    ("静的ファイル", &["static", "files"]),
+    ("添付ファイル", &["attachment", "attachments"]),
+    ("ファイル", &["file", "files"]),
+    ("画像", &["image", "images"]),
+    ("サムネイル", &["thumbnail"]),
+    ("アイコン", &["icon"]),
+    ("フォルダ", &["folder", "directory"]),
+    ("ディレクトリ", &["directory"]),
+    ("パス", &["path"]),
+    ("日付", &["date"]),
+    ("日時", &["datetime", "date"]),
+    ("時刻", &["time"]),
+    ("時間", &["time", "duration"]),
+    ("タイムゾーン", &["timezone"]),
+    ("言語", &["language", "locale"]),
+    ("エラー", &["error", "exception"]),
+    ("例外", &["exception"]),
+    ("警告", &["warning"]),
+    ("メッセージ", &["message"]),
+    ("コメント", &["comment", "comments"]),
+    ("タグ", &["tag", "tags"]),
+    ("カテゴリ", &["category", "categories"]),
+    ("商品", &["product", "products"]),
+    ("注文", &["order", "orders"]),
+    ("在庫", &["stock", "inventory"]),
+    ("価格", &["price"]),
+    ("金額", &["amount", "total"]),
+    ("合計", &["total", "sum"]),
+    ("請求書", &["invoice"]),
+    ("支払", &["payment"]),
+    ("決済", &["payment", "checkout"]),
+    ("送料", &["shipping"]),
+    ("割引", &["discount", "coupon"]),
+    ("クーポン", &["coupon"]),
+    ("カート", &["cart"]),
+    ("レビュー", &["review", "reviews"]),
+    ("プロフィール", &["profile"]),
+    ("アバター", &["avatar"]),
+    ("アカウント", &["account"]),
+    ("チーム", &["team"]),
+    ("グループ", &["group"]),
+    ("サーバー", &["server", "servers"]),
+    ("サーバ", &["server", "servers"]),
+    ("ノード", &["node", "nodes"]),
+    ("バックアップ", &["backup", "backups"]),
+    ("スケジュール", &["schedule", "schedules"]),
+    ("タスク", &["task", "tasks"]),
+    ("ジョブ", &["job", "jobs"]),
+    ("キュー", &["queue"]),
+    ("コマンド", &["command"]),
+    ("プラグイン", &["plugin"]),
+    ("テンプレート", &["template", "view"]),
+    ("フォーム", &["form"]),
+    ("入力", &["input", "field"]),
+    ("項目", &["field", "item"]),
+    ("ボタン", &["button"]),
+    ("リンク", &["link"]),
+    ("メニュー", &["menu"]),
+    ("サイドバー", &["sidebar"]),
+    ("ナビゲーション", &["navigation"]),
+    ("モーダル", &["modal"]),
+    ("ダイアログ", &["dialog", "modal"]),
+    ("ダッシュボード", &["dashboard"]),
+    ("ウィジェット", &["widget"]),
+    ("画面", &["page", "screen", "view"]),
+    ("ページ", &["page", "pages"]),
+    ("ページネーション", &["pagination", "paginate"]),
+    ("タブ", &["tab", "tabs"]),
+    ("一覧表", &["table"]),
+    ("ショートカット", &["shortcut", "hotkey"]),
+    ("キーボード", &["keyboard", "key"]),
+    ("ドラッグ", &["drag"]),
+    ("ドロップ", &["drop"]),
+    ("通信", &["http", "request"]),
+    ("接続", &["connection", "connect"]),
+    ("プレイリスト", &["playlist", "playlists"]),
+    ("アルバム", &["album", "albums"]),
+    ("アーティスト", &["artist", "artists"]),
+    ("曲", &["song", "songs"]),
+    ("音量", &["volume"]),
+    ("歌詞", &["lyrics"]),
+    ("シャッフル", &["shuffle"]),
+    ("お気に入り", &["favorite", "favorites"]),
+    ("ブック", &["book", "books"]),
+    ("チャプター", &["chapter", "chapters"]),
+    ("本棚", &["shelf", "bookshelf"]),
+    ("シェルフ", &["shelf", "bookshelf"]),
+    ("リビジョン", &["revision", "revisions"]),
+    ("履歴", &["history", "revision", "activity"]),
+    ("アクティビティ", &["activity"]),
+    ("ウェブフック", &["webhook"]),
+    ("エディター", &["editor"]),
+    ("エディタ", &["editor"]),
+    ("ウェブソケット", &["websocket"]),
+    ("ストリーミング", &["streaming", "stream"]),
+    ("テスト", &["test"]),
+    ("非同期", &["async"]),
+    ("スレッド", &["thread"]),
+];
+
+/// The English words of the software vocabulary in `query`, in order of
+/// first appearance, each once. Empty for a query without Japanese.
+#[must_use]
+pub fn english_terms(query: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for word in matches(query).into_iter().flat_map(|(_, en)| en.iter().copied()) {
+        if !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out
+}
+
+/// How many vocabulary entries `query` mentions (distinct Japanese terms).
+#[must_use]
+pub fn matched_terms(query: &str) -> usize {
+    let mut seen: Vec<&[&str]> = Vec::new();
+    for (_, en) in matches(query) {
+        if !seen.contains(&en) {
+            seen.push(en);
+        }
+    }
+    seen.len()
+}
+
+/// (byte position, English words) of every vocabulary match in `query`,
+/// longest keys first, in order of position.
+fn matches(query: &str) -> Vec<(usize, &'static [&'static str])> {
+    if query.is_ascii() {
+        return Vec::new();
+    }
+    let mut keys: Vec<&(&str, &[&str])> = TERMS.iter().collect();
+    keys.sort_by_key(|(ja, _)| std::cmp::Reverse(ja.len()));
+    // (byte position, English words) of every match, longest keys first,
+    // ignoring matches inside text an earlier (longer) key covered.
+    let mut covered = vec![false; query.len()];
+    let mut found: Vec<(usize, &'static [&'static str])> = Vec::new();
+    for (ja, en) in keys {
+        for (at, _) in query.match_indices(ja) {
+            if covered[at..at + ja.len()].iter().any(|c| *c) {
+                continue;
+            }
+            covered[at..at + ja.len()].iter_mut().for_each(|c| *c = true);
+            found.push((at, en));
+        }
+    }
+    found.sort_by_key(|(at, _)| *at);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_key_wins() {
+        assert_eq!(english_terms("静的ファイルの配信"), ["static", "files"]);
+        assert_eq!(english_terms("添付ファイルをアップロード"), ["attachment", "attachments", "upload"]);
+        assert_eq!(english_terms("一時停止ボタン"), ["pause", "button"]);
+    }
+
+    #[test]
+    fn none_for_english_or_unknown_words() {
+        assert!(english_terms("where are servers deleted").is_empty());
+        assert!(english_terms("天気").is_empty());
+        assert_eq!(matched_terms("新幹線で東京から大阪まで何時間かかりますか"), 1);
+        assert_eq!(matched_terms("ユーザーを削除するとエラーになる"), 3);
+    }
+}
