@@ -25,6 +25,10 @@ setup_test_model() {
     CODE_INTEL_TEST_MODEL_DIR="$(CODE_INTEL_DEFAULT_MODEL_DIR="${CODE_INTEL_TEST_MODEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/code-intel/test-models/intfloat--multilingual-e5-small}" \
         bash "$root/scripts/fetch-default-model")"
     export CODE_INTEL_TEST_MODEL_DIR
+    # all-MiniLM-L6-v2, for the one test whose thresholds were tuned on it
+    # (tests/e2e/test_session_workflow.py, the synonym test).
+    CODE_INTEL_MINILM_MODEL_DIR="$(env -u CODE_INTEL_TEST_MODEL_DIR bash "$root/scripts/fetch-test-model")"
+    export CODE_INTEL_MINILM_MODEL_DIR
 }
 
 setup_python_env() {

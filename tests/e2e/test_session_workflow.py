@@ -110,12 +110,18 @@ async def test_precise_request_write_gate_and_recovery(code_intel_bin, mini_repo
         assert status["refused_calls"] >= 2
 
 
-async def test_a_synonym_is_related_through_the_embedding_model(code_intel_bin, mini_repo):
+async def test_a_synonym_is_related_through_the_embedding_model(code_intel_bin, mini_repo, monkeypatch):
     """"billing" and `Invoice` share no word, so the lexical rule alone would
     reject the invoice class; the calibrated embedding score relates them
-    (grey zone: accepted, risk forced to HIGH) and still rejects `User`."""
-    if not os.environ.get("CODE_INTEL_TEST_MODEL_DIR"):
-        pytest.skip("no test model: run scripts/fetch-test-model and export CODE_INTEL_TEST_MODEL_DIR")
+    (grey zone: accepted, risk forced to HIGH) and still rejects `User`.
+
+    Runs with all-MiniLM-L6-v2 (scripts/fetch-test-model), the model the tiers'
+    calibration was tuned on: with the default model, multilingual-e5-small,
+    "billing" and `Invoice` calibrate to about 0.25, under the 0.3 cut."""
+    minilm = os.environ.get("CODE_INTEL_MINILM_MODEL_DIR")
+    if not minilm:
+        pytest.skip("no all-MiniLM-L6-v2: run scripts/fetch-test-model and export CODE_INTEL_MINILM_MODEL_DIR")
+    monkeypatch.setenv("CODE_INTEL_TEST_MODEL_DIR", minilm)
     async with client_for(code_intel_bin, mini_repo) as client:
         query = "The billing total is wrong for discounted lines; fix the billing."
         sid = (await ok(client, "start_session", {"intent": "INVESTIGATE", "query": query}))["session_id"]
