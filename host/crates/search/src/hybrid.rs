@@ -2,7 +2,7 @@
 //! `hybrid`, with the map-first short-circuit, filters before top-k and a
 //! confidence floor.
 //!
-//! Hybrid ranking is the seeds' weighted sum (config `search_weights`,
+//! Each chunk gets the seeds' weighted sum (config `search_weights`,
 //! default vector 0.4, keyword 0.2, definition 0.3, reference 0.1) over
 //! candidates from both arms, keyed by chunk (one chunk = one span):
 //! - vector: calibrated similarity of query and chunk (how far the cosine
@@ -15,11 +15,18 @@
 //! - reference: how many other chunks mention the chunk's name (saturating
 //!   at [`REFERENCE_SATURATION`]).
 //!
-//! Every hit says which arms found it. A hit is confident when its vector
-//! similarity reaches [`VECTOR_CONFIDENCE_FLOOR`], when it contains every
-//! query word, or when it defines the identifier searched for; when no hit
-//! is confident the answer is "no confident match" and no hits, rather than
-//! random code.
+//! That score orders chunks within a file; files are ordered by
+//! [`crate::files`] (each arm's file ranking fused by reciprocal rank, with
+//! the same weights, times the file's prior).
+//!
+//! Every hit says which arms found it. Confidence is judged for the query:
+//! it is confident when some hit's vector similarity reaches
+//! [`VECTOR_CONFIDENCE_FLOOR`], some hit contains every query word or
+//! defines the identifier searched for, or a Japanese request names two or
+//! more software words ([`crate::glossary`]) found by keyword; and not when
+//! most of its words occur nowhere in the index while no chunk is close in
+//! meaning (gibberish). Otherwise the answer is "no confident match" and no
+//! hits, rather than random code.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -309,16 +316,25 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     Ok(response)
 }
 
-/// Orders confident chunk hits by file (see [`crate::files`]): each arm's
+/// Orders the hits of a confident query by file (see [`crate::files`]): each arm's
 /// file ranking (keyword scores, vector scores, definitions of what the
-/// query names) fused by reciprocal rank with the configured weights, times
+/// query names, and the chunks' weighted sums) fused by reciprocal rank with
+/// the configured weights, times
 /// the file's prior; each file's best chunks in turn.
 fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<SearchHit> {
     use crate::files::{CHUNKS_PER_FILE, fuse_ranks, prior, rank_files, role};
     let lexical = rank_files(hits.iter().filter_map(|h| h.keyword_score.map(|s| (h.file.as_str(), s))));
     let vector = rank_files(hits.iter().filter_map(|h| h.vector_score.map(|s| (h.file.as_str(), f64::from(s)))));
     let defines = rank_files(hits.iter().filter(|h| h.defines).map(|h| (h.file.as_str(), h.score)));
-    let mut fused = fuse_ranks(&[(&lexical, weights.keyword), (&vector, weights.vector), (&defines, weights.definition)]);
+    // The chunks' own weighted sums rank files too: rank fusion alone drops
+    // how far apart an arm's scores are, the weighted sum keeps it.
+    let combined = rank_files(hits.iter().map(|h| (h.file.as_str(), h.score)));
+    let mut fused = fuse_ranks(&[
+        (&lexical, weights.keyword),
+        (&vector, weights.vector),
+        (&defines, weights.definition),
+        (&combined, weights.keyword + weights.vector + weights.definition),
+    ]);
     let query_lower = query.to_lowercase();
     for (file, score) in &mut fused {
         *score *= prior(role(file), &query_lower);
