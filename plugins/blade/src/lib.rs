@@ -459,3 +459,25 @@ fn summary_line(view: &str, facts: &Facts) -> String {
     parts.extend(list("routes", facts.routes.iter().cloned().collect()));
     parts.join("; ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A template with accented text or a BOM is chunked like any other
+    /// (it used to panic on the first multi-byte character).
+    #[test]
+    fn non_ascii_templates_are_chunked() {
+        let chunks = chunk_template("resources/views/e.blade.php", "<div>\n  Prix : 5 €\n</div>\n");
+        assert_eq!(chunks.len(), 1);
+        assert!(chunks[0].content.contains("5 €"));
+
+        let source = "\u{feff}@extends('layouts.app')\n@section('content')\n<form id=\"commande\" action=\"{{ route('commandes.store') }}\">\n  <label>Qté — 数量</label>\n  <x-champ nom=\"é\" />\n</form>\n@endsection\n";
+        let chunks = chunk_template("resources/views/commande.blade.php", source);
+        let kinds: Vec<&str> = chunks.iter().map(|c| c.kind.as_str()).collect();
+        assert!(kinds.contains(&"blade_template") && kinds.contains(&"blade_section") && kinds.contains(&"html_element"), "{kinds:?}");
+        for (i, _) in source.char_indices().chain([(source.len(), ' ')]) {
+            let _ = chunk_template("resources/views/cut.blade.php", &source[..i]);
+        }
+    }
+}

@@ -6,6 +6,12 @@
 //! HTML comments, open/close tags with their attributes, and raw
 //! `<script>`/`<style>`/`@verbatim`/`@php` bodies that must not be read as
 //! markup. It never fails: anything it does not recognise is text.
+//!
+//! Everything it looks for is ASCII, so it steps through bytes and compares
+//! bytes (`b[i..].starts_with(b"{{")`): a byte offset inside a multi-byte
+//! character (accented text, a BOM, CJK) is never used to slice the `str`.
+//! Every range it returns starts and ends on an ASCII byte it matched, or at
+//! the end of the source, so callers may slice the `str` with them.
 
 /// One thing the scanner found, with its byte range.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,18 +35,18 @@ pub fn scan(source: &str) -> (Vec<Token>, Comments) {
     let mut comments = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        let rest = &source[i..];
-        if rest.starts_with("{{--") {
+        let rest = &b[i..];
+        if rest.starts_with(b"{{--") {
             let end = find(source, i + 4, "--}}").map_or(b.len(), |e| e + 4);
             comments.push((i, end));
             i = end;
-        } else if rest.starts_with("{{") {
+        } else if rest.starts_with(b"{{") {
             i = find(source, i + 2, "}}").map_or(b.len(), |e| e + 2);
-        } else if rest.starts_with("{!!") {
+        } else if rest.starts_with(b"{!!") {
             i = find(source, i + 3, "!!}").map_or(b.len(), |e| e + 3);
         } else if b[i] == b'@' {
             i = directive(source, i, &mut tokens);
-        } else if rest.starts_with("<!--") {
+        } else if rest.starts_with(b"<!--") {
             let end = find(source, i + 4, "-->").map_or(b.len(), |e| e + 3);
             comments.push((i, end));
             i = end;
@@ -177,7 +183,7 @@ fn tag_end(source: &str, from: usize) -> Option<usize> {
             if c == q {
                 quote = None;
             }
-        } else if source[i..].starts_with("{{") {
+        } else if b[i..].starts_with(b"{{") {
             i = find(source, i + 2, "}}").map_or(b.len(), |e| e + 1);
         } else if c == b'"' || c == b'\'' {
             quote = Some(c);
@@ -202,7 +208,7 @@ fn attributes(text: &str) -> Vec<(String, Option<String>)> {
         }
         let start = i;
         while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'=' {
-            if text[i..].starts_with("{{") {
+            if b[i..].starts_with(b"{{") {
                 i = text[i..].find("}}").map_or(b.len(), |e| i + e + 2);
                 continue;
             }
@@ -266,5 +272,29 @@ mod tests {
         let opens: Vec<&str> =
             tokens.iter().filter_map(|t| if let Token::Open { name, .. } = t { Some(name.as_str()) } else { None }).collect();
         assert_eq!(opens, ["script", "p"]);
+    }
+
+    /// Multi-byte characters anywhere (a BOM, accented text, CJK, an emoji) are
+    /// text: the scanner steps over them without slicing inside one, and
+    /// still finds what surrounds them.
+    #[test]
+    fn non_ascii_text_anywhere_is_scanned_without_panicking() {
+        let template = "{{-- c --}}@section('t', 'x')<div id=\"a\" class=\"{{ $c }}\" data-x=y>{{ $v }}{!! $h !!}<!-- h --></div>@endsection<script>a<b</script>@verbatim<p>@endverbatim mail@example.com<x-a :m=\"1\"/>";
+        let boundaries: Vec<usize> = (0..=template.len()).filter(|i| template.is_char_boundary(*i)).collect();
+        for insert in ["\u{feff}", "é", "€", "日本語", "😀"] {
+            for &at in &boundaries {
+                let src = format!("{}{insert}{}", &template[..at], &template[at..]);
+                let (tokens, comments) = scan(&src);
+                for t in &tokens {
+                    let (Token::Directive { start, end, .. } | Token::Open { start, end, .. } | Token::Close { start, end, .. }) = t;
+                    assert!(src.is_char_boundary(*start) && src.is_char_boundary(*end), "{src:?}: {t:?}");
+                }
+                for (start, end) in &comments {
+                    assert!(src.is_char_boundary(*start) && src.is_char_boundary(*end), "{src:?}");
+                }
+            }
+        }
+        let (tokens, _) = scan("\u{feff}<div>\n  Prix : 5 €\n</div>\n");
+        assert_eq!(tokens.len(), 2, "{tokens:?}");
     }
 }
