@@ -15,6 +15,14 @@
 //! `$fillable`/`$guarded`/`$hidden`/`$casts`/`$table`, and `$translatable` with
 //! spatie's `HasTranslations`.
 //!
+//! A file being edited keeps what can be read: a class cut before its
+//! closing brace (tree-sitter leaves an `ERROR` with no class node) is
+//! chunked from its keyword to where the error ends, with its complete
+//! methods and `syntax_errors: true`. A non-empty file that still gives no
+//! chunk is never returned empty: with a syntax error it is a plugin error
+//! naming the line (recorded; the host indexes the file as lines), without
+//! one (only comments or inline HTML) a decline.
+//!
 //! Blade templates (`*.blade.php`) are declined so that a Blade strategy or
 //! the line fallback takes them. Parsing is the host's (`syntax` import): the
 //! plugin asks for the tree's named nodes once ([`Tree::nodes`], all kinds, so
@@ -116,6 +124,9 @@ struct Decl {
     parent: Option<usize>,
     chunked: bool,
     fqn: String,
+    /// Read from the pieces of a syntax error (a class cut mid-edit), not
+    /// from a complete declaration node: see [`recovered_types`].
+    recovered: bool,
 }
 
 /// Import table entries: lowercased alias -> target.
@@ -314,7 +325,7 @@ impl Plugin for Php {
             return Ok(ChunkOutcome::Decline("no `<?php` tag: the file is not PHP code".into()));
         }
         let tree = parse("php", &file.content)?;
-        Ok(ChunkOutcome::Chunks(chunk_file(&tree, &file.path, &file.content)?))
+        chunk_file(&tree, &file.path, &file.content)
     }
 }
 
@@ -580,14 +591,26 @@ struct Scan<'a> {
     uses: Vec<(UseKind, NodeRef<'a>)>,
     /// `$this->hasMany(...)` and the other relation calls.
     relations: Vec<NodeRef<'a>>,
+    /// Candidates for type declarations tree-sitter could not build (a
+    /// class cut mid-edit, no closing brace), looked for only in a tree
+    /// with errors: a `name` after a type keyword, outside any declaration
+    /// node, with the kind and where the header starts
+    /// ([`recovered_types`] keeps those right inside an `ERROR`).
+    recovered: Vec<(DeclKind, u32, NodeRef<'a>)>,
 }
 
 impl<'a> Scan<'a> {
-    fn of(nodes: &'a NodeTable<'a>, k: &Kinds) -> Self {
+    fn of(nodes: &'a NodeTable<'a>, k: &Kinds, has_errors: bool) -> Self {
         let mut scan = Scan::default();
         let source = nodes.source();
         for node in nodes.iter() {
             match k.role(node) {
+                Role::Name if has_errors && !matches!(k.parent_role(node), Role::Decl(_)) => {
+                    if let Some((kind, start)) = type_keyword_before(source, node.start_byte()) {
+                        scan.recovered.push((kind, start, node));
+                    }
+                    scan.name(node, k, source);
+                }
                 Role::Name | Role::QualifiedName | Role::RelativeName => scan.name(node, k, source),
                 Role::Decl(_) => scan.decls.push(node),
                 Role::Comment => {
@@ -664,6 +687,43 @@ impl<'a> Scan<'a> {
             self.uses.push((kind, node));
         }
     }
+}
+
+/// The type keyword (`class`, `interface`, `trait`, `enum`, any case) right
+/// before byte `at`, with where the declaration's header starts (its
+/// `abstract`/`final`/`readonly` modifiers included). `None` when the word
+/// before is not such a keyword, or is one used as a name (`Foo::class`,
+/// `$x->class`, `new class`).
+fn type_keyword_before(source: &str, at: u32) -> Option<(DeclKind, u32)> {
+    /// The text before the last word of `text` (trailing blanks skipped), and that word.
+    fn last_word(text: &str) -> Option<(&str, &str)> {
+        let text = text.trim_end();
+        let start = text.len() - text.chars().rev().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').count();
+        (start < text.len()).then(|| (&text[..start], &text[start..]))
+    }
+    let (mut head, keyword) = last_word(source.get(..at as usize)?)?;
+    let kind = match keyword.to_ascii_lowercase().as_str() {
+        "class" => DeclKind::Class,
+        "interface" => DeclKind::Interface,
+        "trait" => DeclKind::Trait,
+        "enum" => DeclKind::Enum,
+        _ => return None,
+    };
+    if head.trim_end().ends_with(['$', ':', '>', '\\']) {
+        return None;
+    }
+    let mut header_start = head.len();
+    while let Some((before, word)) = last_word(head) {
+        match word.to_ascii_lowercase().as_str() {
+            "abstract" | "final" | "readonly" => {
+                header_start = before.len();
+                head = before;
+            }
+            "new" => return None,
+            _ => break,
+        }
+    }
+    u32::try_from(header_start).ok().map(|start| (kind, start))
 }
 
 /// True when binary expression `binary` is `left instanceof right`: the only
@@ -827,6 +887,7 @@ fn decl_of(node: NodeRef<'_>, kind: DeclKind, k: &Kinds) -> Option<Decl> {
             parent: None,
             chunked: false,
             fqn: String::new(),
+            recovered: false,
         });
     }
     let parts = DeclParts::of(node, k);
@@ -861,6 +922,7 @@ fn decl_of(node: NodeRef<'_>, kind: DeclKind, k: &Kinds) -> Option<Decl> {
         parent: None,
         chunked: false,
         fqn: String::new(),
+        recovered: false,
     })
 }
 
@@ -877,12 +939,63 @@ fn casts_arrays<'a, 'k>(method: NodeRef<'a>, k: &'k Kinds) -> impl Iterator<Item
         .filter(|a| k.role(*a) == Role::ArrayCreation)
 }
 
-fn collect<'a>(scan: &Scan<'a>, k: &Kinds) -> Facts<'a> {
-    let mut decls: Vec<Decl> = Vec::with_capacity(scan.decls.len());
+/// The type declarations of syntax errors: what tree-sitter makes of a
+/// class cut mid-edit (no closing brace) is an `ERROR` holding the
+/// keyword, the name, the clauses and the complete methods, with no
+/// declaration node (the node table leaves `ERROR` nodes out, so `errors`,
+/// their spans, come from a query). A type keyword and a name right inside
+/// an error become a declaration from the keyword to the next such name in
+/// the same error, or to the error's end, so that the class and its
+/// complete methods are chunked as the Python plugin keeps them.
+fn recovered_types(scan: &Scan<'_>, errors: &[Span], source: &str) -> Vec<Decl> {
+    let innermost = |at: u32| errors.iter().filter(|e| e.contains_byte(at)).min_by_key(|e| e.end_byte - e.start_byte);
+    let lines = LineIndex::new(source);
+    let mut found: Vec<(DeclKind, u32, NodeRef<'_>, Span)> = Vec::new();
+    for &(kind, start, name) in &scan.recovered {
+        let Some(error) = innermost(name.start_byte()) else { continue };
+        // Right inside the error: its table parent (errors are not in the
+        // table) is outside it, or it has none.
+        if name.parent().is_some_and(|p| error.contains(&Span::of(p))) {
+            continue;
+        }
+        found.push((kind, start.max(error.start_byte), name, *error));
+    }
+    let mut decls = Vec::with_capacity(found.len());
+    for (n, &(kind, start, name, error)) in found.iter().enumerate() {
+        let next = found.get(n + 1).filter(|next| next.3 == error).map(|next| next.1);
+        let end = next.unwrap_or(error.end_byte).max(name.end_byte());
+        let brace = source
+            .get(name.end_byte() as usize..end as usize)
+            .and_then(|header| header.find('{'))
+            .and_then(|at| u32::try_from(at).ok())
+            .map(|at| name.end_byte() + at);
+        let span = lines.span(start, end);
+        decls.push(Decl {
+            kind,
+            name: name.text().to_string(),
+            node: span,
+            outer: span,
+            header: (start, brace.unwrap_or(end)),
+            name_start: name.start_byte(),
+            body: brace.map(|at| lines.span(at, end)),
+            params: None,
+            docstring: None,
+            parent: None,
+            chunked: false,
+            fqn: String::new(),
+            recovered: true,
+        });
+    }
+    decls
+}
+
+fn collect<'a>(scan: &Scan<'a>, k: &Kinds, errors: &[Span], source: &str) -> Facts<'a> {
+    let mut decls: Vec<Decl> = Vec::with_capacity(scan.decls.len() + scan.recovered.len());
     for &node in &scan.decls {
         let Role::Decl(kind) = k.role(node) else { continue };
         decls.extend(decl_of(node, kind, k));
     }
+    decls.extend(recovered_types(scan, errors, source));
     // The table is in document order, an enclosing node before the ones it
     // contains: the order this sort keeps.
     decls.sort_by_key(|d| (d.node.start_byte, std::cmp::Reverse(d.node.end_byte)));
@@ -1115,11 +1228,15 @@ fn signature(decl: &Decl, source: &str) -> String {
     source.get(decl.header.0 as usize..decl.header.1 as usize).unwrap_or_default().trim().to_string()
 }
 
-fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_plugin_sdk::Chunk>, PluginError> {
+/// The chunks of a PHP file; never an empty list for a file with text in
+/// it (see [`nothing_read`]).
+fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<ChunkOutcome, PluginError> {
     let nodes = tree.nodes(&[])?;
     let k = Kinds::of(&nodes);
-    let scan = Scan::of(&nodes, &k);
-    let facts = collect(&scan, &k);
+    let has_errors = tree.has_errors();
+    let errors: Vec<Span> = if has_errors { tree.matches("(ERROR) @error")?.captures("error").map(Span::of).collect() } else { Vec::new() };
+    let scan = Scan::of(&nodes, &k, has_errors);
+    let facts = collect(&scan, &k, &errors, source);
     let uses = collect_uses(&scan, &facts);
     let relations = collect_relations(&scan, &k, &facts);
     let decls = &facts.decls;
@@ -1184,6 +1301,9 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
                 builder = builder.meta(modifier, true);
             }
         }
+        if decl.recovered {
+            builder = builder.meta("syntax_errors", true);
+        }
 
         if decl.kind.is_type() {
             builder = type_chunk(builder, i, &facts, scope, &relations, source, &body_hole);
@@ -1200,7 +1320,30 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<Vec<code_intel_pl
         }
         ids[i] = Some(chunks.push(builder));
     }
-    Ok(chunks.finish())
+    let chunks = chunks.finish();
+    if chunks.is_empty() {
+        return nothing_read(has_errors, &errors);
+    }
+    Ok(ChunkOutcome::Chunks(chunks))
+}
+
+/// What a non-empty PHP file that gave no chunk gets instead, so that it is
+/// never left silently empty: with a syntax error, a plugin error at the
+/// line where the last error ends, where parsing gave up (the start of a
+/// cut file's error is often its first line), which the host records
+/// before it indexes the file as lines;
+/// without one (only comments, `declare` or inline HTML: nothing this
+/// plugin chunks), a decline, which leaves it to the line fallback.
+fn nothing_read(has_errors: bool, errors: &[Span]) -> Result<ChunkOutcome, PluginError> {
+    const MESSAGE: &str =
+        "a syntax error left no declaration or top-level code to read (cut mid-edit?); indexed as lines until it parses";
+    if let Some(error) = errors.iter().max_by_key(|e| e.end_byte) {
+        return Err(PluginError::at_line(MESSAGE, error.end_line));
+    }
+    if has_errors {
+        return Err(PluginError::new(MESSAGE));
+    }
+    Ok(ChunkOutcome::Decline("no declaration or top-level code, only comments or inline HTML: left to the line fallback".into()))
 }
 
 /// Constructor parameters whose types are classes: `{type, variable, promoted}`.
@@ -1296,6 +1439,20 @@ fn type_chunk(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_keywords_before_a_name() {
+        let at = |source: &str| type_keyword_before(source, u32::try_from(source.len()).unwrap());
+        assert_eq!(at("<?php class "), Some((DeclKind::Class, 6)));
+        assert_eq!(at("<?php\nfinal  readonly class\n  "), Some((DeclKind::Class, 6)));
+        assert_eq!(at("} abstract CLASS "), Some((DeclKind::Class, 2)));
+        assert_eq!(at("é interface "), Some((DeclKind::Interface, 3)));
+        assert_eq!(at("trait "), Some((DeclKind::Trait, 0)));
+        assert_eq!(at(";enum "), Some((DeclKind::Enum, 1)));
+        for not_a_declaration in ["Foo::class ", "$x->class ", "$class ", "new class ", "subclass ", "classes ", "\\class ", "return "] {
+            assert_eq!(at(not_a_declaration), None, "{not_a_declaration}");
+        }
+    }
 
     #[test]
     fn use_statements() {

@@ -97,3 +97,59 @@ fn real_plugins_survive_bad_input() {
         }
     }
 }
+
+/// Every PHP fixture cut at every line end and mid-line (what a file looks
+/// like while it is being edited) gets chunks from the PHP plugin, or a
+/// recorded failure or decline with line chunks: never an empty result for
+/// a file with text in it. A class cut before its closing brace keeps the
+/// class and its complete methods, as the Python plugin does.
+#[test]
+fn php_files_cut_mid_edit_are_never_silently_empty() {
+    let dir = common::target_dir().join("release").join("plugins");
+    let cache = tempfile::tempdir().unwrap();
+    let host = PluginHost::load_dirs(
+        &[PluginDir { path: dir.clone(), kind: SourceKind::BesideBinary }],
+        HostOptions { cache_dir: Some(cache.path().to_path_buf()), ..HostOptions::default() },
+    );
+    assert!(host.plugins().any(|p| p.name == "php"), "no php plugin in {}: run `cargo xtask plugins`", dir.display());
+
+    let cut = "<?php class Account { public function balance(): int { return 1; } public function owner(): bo";
+    let file = host.chunk_file("app/Account.php", cut);
+    let ids: Vec<&str> = file.chunks.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!((file.chunker.as_str(), ids.as_slice()), ("php", ["class:Account", "method:Account.balance"].as_slice()), "{file:?}");
+    assert!(file.chunks[0].metadata.as_str().contains("\"syntax_errors\":true"), "{:?}", file.chunks[0].metadata);
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures/php");
+    let mut sources = Vec::new();
+    let mut pending = vec![root];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "php") && !path.to_string_lossy().ends_with(".blade.php") {
+                sources.push((path.file_name().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    assert!(sources.len() >= 8, "PHP fixtures: {}", sources.len());
+    let mut checked = 0;
+    for (name, source) in &sources {
+        let mut cuts: Vec<usize> = source.match_indices('\n').map(|(i, _)| i + 1).collect();
+        cuts.extend(source.char_indices().map(|(i, _)| i).filter(|i| i % 37 == 0));
+        for at in cuts {
+            let piece = &source[..at];
+            if piece.trim().is_empty() {
+                continue;
+            }
+            let file = host.chunk_file(&format!("app/{name}"), piece);
+            let empty = file.chunks.is_empty();
+            assert!(!empty, "{name} cut at byte {at}: no chunk, chunker {}, failures {:?}, declined {:?}", file.chunker, file.failures, file.declined);
+            if file.chunker == code_intel_core::chunk::FALLBACK_CHUNKER {
+                assert!(!file.failures.is_empty() || !file.declined.is_empty(), "{name} cut at byte {at}: line chunks without a reason");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 200, "only {checked} cut files checked");
+}
