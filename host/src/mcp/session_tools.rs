@@ -314,19 +314,38 @@ impl AgreementFiles {
         Ok(())
     }
 
-    /// Agreement files the map collection does not hold yet (written by an
-    /// older version, copied in, or recorded while the index was missing).
+    /// Takes an agreement out of the map collection.
+    fn remove_from_collection(&self, agreement_id: &str) -> Result<(), String> {
+        let state = self.state.upgrade().ok_or("the server is shutting down")?;
+        let mut store = code_intel_store::Store::open(state.database_path())
+            .map_err(|e| format!("the index database could not be opened for writing: {e}"))?;
+        store.write(|w| w.delete_map_entry(agreement_id)).map_err(|e| format!("the map collection could not be updated: {e}"))?;
+        Ok(())
+    }
+
+    /// Makes the map collection hold the agreement files: adds the files it
+    /// does not hold yet (written by an older version, copied in, or
+    /// recorded while the index was missing) and drops entries whose file is
+    /// gone (an agreement a `failure` outcome took back just before a
+    /// crash).
     fn backfill_collection(&self) {
         let Some(state) = self.state.upgrade() else { return };
         let Ok(Ok(known)) = state.with_store(|s| s.map_entries().map(|e| e.into_iter().map(|e| e.entry.key).collect::<std::collections::HashSet<_>>()))
         else {
             return;
         };
-        for a in self.read_all() {
+        let files = self.read_all();
+        for a in &files {
             if !known.contains(&a.id)
-                && let Err(e) = self.add_to_collection(&a)
+                && let Err(e) = self.add_to_collection(a)
             {
                 tracing::warn!(agreement = %a.path, "agreement not added to the map collection: {e}");
+            }
+        }
+        let dir = code_intel_core::config::state_dir(&self.root).join("agreements");
+        for key in known.iter().filter(|k| !dir.join(format!("{k}.md")).exists()) {
+            if let Err(e) = self.remove_from_collection(key) {
+                tracing::warn!(agreement = %key, "taken-back agreement not removed from the map collection: {e}");
             }
         }
     }
@@ -360,6 +379,10 @@ impl AgreementMap for AgreementFiles {
             return Err(format!("{} is missing", path.display()));
         }
         self.add_to_collection(agreement)
+    }
+
+    fn remove(&self, agreement_id: &str) -> Result<(), String> {
+        self.remove_from_collection(agreement_id)
     }
 
     fn search(&self, text: &str, limit: usize) -> Result<Vec<MapHit>, String> {

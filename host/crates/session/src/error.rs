@@ -17,6 +17,11 @@ pub enum SessionError {
     /// The session already has an outcome.
     #[error("session {0} is closed (an outcome was recorded); start a new session with start_session")]
     Closed(String),
+    /// `record_outcome` on a session closed with another outcome.
+    #[error(
+        "session {id} is closed with outcome `{recorded}`: an outcome is recorded once (the same outcome again returns what was recorded, and `failure` may take back a `success` or `partial`); for new work, start a new session with start_session"
+    )]
+    OutcomeRecorded { id: String, recorded: String },
     /// The store failed.
     #[error("session store error: {0}")]
     Store(#[from] rusqlite::Error),
@@ -51,7 +56,7 @@ impl SessionError {
             Self::UnknownSession(_) => "unknown_session",
             Self::InvalidArgument { .. } => "invalid_argument",
             Self::WrongPhase { .. } => "phase_refused",
-            Self::Closed(_) => "session_closed",
+            Self::Closed(_) | Self::OutcomeRecorded { .. } => "session_closed",
             Self::Store(_) | Self::Db(_) | Self::Io { .. } | Self::Corrupt { .. } => "internal",
             Self::Service(_) => "service_error",
         }

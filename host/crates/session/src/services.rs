@@ -96,6 +96,16 @@ pub trait AgreementMap: Send + Sync {
     /// the map can be rebuilt from it.
     fn add(&self, agreement: &Agreement, markdown: &str) -> Result<(), String>;
 
+    /// Removes an agreement a `failure` outcome took back (its file is
+    /// already deleted). The default is for maps that read the files alone.
+    ///
+    /// # Errors
+    /// A message naming what failed.
+    fn remove(&self, agreement_id: &str) -> Result<(), String> {
+        let _ = agreement_id;
+        Ok(())
+    }
+
     /// The best agreements for a text, best first.
     ///
     /// # Errors

@@ -105,6 +105,13 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}-{hex}")
 }
 
+/// The id of the agreement a session writes: one per session, derived from
+/// the session's id, so that recording the outcome again after a crash
+/// replaces the file instead of adding a second.
+fn agreement_id(session_id: &str) -> String {
+    format!("agr-{}", session_id.strip_prefix("ses-").unwrap_or(session_id))
+}
+
 /// A slot as submitted: `{value, quote}`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1721,14 +1728,35 @@ impl Workflow {
 
     /// `record_outcome(session_id, outcome, analysis, phase_at_outcome?)`.
     ///
+    /// An outcome is recorded once. On a closed session, the outcome it was
+    /// closed with again (a client retrying an answer it lost) writes
+    /// nothing and returns what was recorded (`already_recorded`); `failure`
+    /// after `success` or `partial` retracts what the session taught: its
+    /// learned pairs, its agreement (row, file and map entry) go, and the
+    /// failure is logged; any other outcome is refused
+    /// ([`SessionError::OutcomeRecorded`]). The agreement's id derives from
+    /// the session's, so a retry after a crash that lost the first attempt
+    /// rewrites the same file instead of adding a second.
+    ///
     /// # Errors
-    /// Unknown session; agreement file cannot be written.
+    /// Unknown session; another outcome on a closed session; agreement file
+    /// cannot be written.
     #[allow(clippy::too_many_lines)]
     pub fn record_outcome(&self, session_id: &str, outcome: Outcome, analysis: &str, phase_at_outcome: Option<Phase>) -> Result<Value> {
         let ttl = self.config.learned_pair_ttl_days;
         let agreements_dir = code_intel_core::config::state_dir(self.root.path()).join("agreements");
         let mut agreement_for_map: Option<(Agreement, String)> = None;
+        let mut retracted: Vec<String> = Vec::new();
         let mut out = self.with_session(session_id, |conn, s| {
+            let recorded = if s.closed_at.is_some() { db::outcomes(conn, &s.id)?.pop() } else { None };
+            if let Some(recorded) = &recorded {
+                if recorded.outcome == outcome.to_string() {
+                    return Ok(Self::recorded_outcome(conn, s, recorded)?);
+                }
+                if outcome != Outcome::Failure || recorded.outcome == Outcome::Failure.to_string() {
+                    return Err(SessionError::OutcomeRecorded { id: s.id.clone(), recorded: recorded.outcome.clone() });
+                }
+            }
             let calls = Self::calls(conn, &s.id)?;
             let tools_used: BTreeSet<&str> = calls.iter().filter(|c| !c.refused).map(|c| c.tool.as_str()).collect();
             let semantic_used = !s.hypotheses.is_empty()
@@ -1774,7 +1802,7 @@ impl Workflow {
                     let term = frame.slots.get(&Slot::TargetFeature).map(|x| x.value.as_str()).or_else(|| frame.value(Slot::TargetFeature));
                     match (term, facts.is_empty()) {
                         (Some(term), false) => {
-                            let id = new_id("agr");
+                            let id = agreement_id(&s.id);
                             let rel_path = format!("{}/agreements/{id}.md", code_intel_core::config::STATE_DIR_NAME);
                             let mut evidence: Vec<String> = frame
                                 .slot_evidence
@@ -1839,6 +1867,22 @@ impl Workflow {
                     if dropped > 0 {
                         result["learned_pairs_dropped"] = json!(dropped);
                     }
+                    // A success recorded earlier is taken back whole: the
+                    // file first (a crash before the commit leaves the row
+                    // and the success, and a retry deletes again).
+                    for a in db::delete_agreements_of_session(conn, &s.id)? {
+                        let file = self.root.path().join(&a.path);
+                        match std::fs::remove_file(&file) {
+                            Ok(()) => {}
+                            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                            Err(source) => return Err(SessionError::Io { what: format!("removing {}", file.display()), source }),
+                        }
+                        retracted.push(a.id);
+                    }
+                    if let Some(recorded) = &recorded {
+                        result["replaces_outcome"] = json!(recorded.outcome);
+                        result["agreements_retracted"] = json!(retracted);
+                    }
                 }
                 Outcome::Partial => {}
             }
@@ -1853,7 +1897,35 @@ impl Workflow {
                 Err(e) => json!(format!("not added: {e}; the agreement file is kept and the map is rebuilt from it on the next sync")),
             };
         }
+        for id in &retracted {
+            if let Err(e) = self.services.map.remove(id) {
+                out["map"] = json!(format!("not removed: {e}; the agreement file is gone and the map drops it on the next start"));
+            }
+        }
         Ok(out)
+    }
+
+    /// The answer of an outcome already recorded, for a client retrying it:
+    /// the outcome row and the agreement it wrote, read back; nothing is
+    /// written.
+    fn recorded_outcome(conn: &Connection, s: &SessionState, recorded: &db::OutcomeRow) -> Result<Value> {
+        let mut result = json!({
+            "recorded": true,
+            "already_recorded": true,
+            "session_id": s.id,
+            "outcome_id": recorded.id,
+            "outcome": recorded.outcome,
+            "phase_at_outcome": recorded.phase_at_outcome,
+            "recorded_at": recorded.created_at,
+            "session_closed": true,
+            "note": "this outcome was recorded before (a retry?): nothing was written again",
+        });
+        if let Some(a) = db::agreements_of_session(conn, &s.id)?.into_iter().last() {
+            let symbols: Value = serde_json::from_str(&a.symbols_json).unwrap_or(Value::Null);
+            let files: Value = serde_json::from_str(&a.files_json).unwrap_or(Value::Null);
+            result["agreement"] = json!({"id": a.id, "path": a.path, "nl_term": a.nl_term, "symbols": symbols, "files": files});
+        }
+        Ok(result)
     }
 
     // --------------------------------------------------------------- reports

@@ -48,7 +48,13 @@ struct Map(Mutex<Vec<(Agreement, String)>>);
 
 impl AgreementMap for Map {
     fn add(&self, a: &Agreement, markdown: &str) -> Result<(), String> {
-        self.0.lock().unwrap().push((a.clone(), markdown.to_string()));
+        let mut entries = self.0.lock().unwrap();
+        entries.retain(|(e, _)| e.id != a.id);
+        entries.push((a.clone(), markdown.to_string()));
+        Ok(())
+    }
+    fn remove(&self, agreement_id: &str) -> Result<(), String> {
+        self.0.lock().unwrap().retain(|(e, _)| e.id != agreement_id);
         Ok(())
     }
     fn search(&self, text: &str, limit: usize) -> Result<Vec<MapHit>, String> {
@@ -462,6 +468,62 @@ fn success_writes_agreement_and_map_short_circuits_next_session() {
     assert_eq!(a["agreements"].as_array().unwrap().len(), 1);
     assert_eq!(a["decision"]["intent"], "INVESTIGATE");
     assert_eq!(split_symbol("LoginService"), "Login Service");
+}
+
+/// A client that lost the answer of `record_outcome` (a crash, a timeout)
+/// retries it: the retry writes nothing (no second agreement file, row, map
+/// entry, outcome or learned pair) and answers what was recorded. Another
+/// outcome on the closed session is refused, except `failure`, which takes
+/// the success back whole: learned pairs, agreement row, file and map entry.
+#[test]
+fn record_outcome_on_a_closed_session_is_recorded_once() {
+    let fx = Fixture::new();
+    let w = fx.open();
+    let sid = start(&w, Intent::Investigate, "How does the login service check passwords?");
+    w.set_query_frame(&sid, &json!({"target_feature": {"value": "login service", "quote": "the login service"}})).unwrap();
+    tool(&w, &sid, "find_definitions", json!({"symbol": "LoginService"}), defs(&[("LoginService", "app/auth.py")])).unwrap();
+    assert_eq!(w.submit_understanding(&sid, &understanding(&["LoginService"], &[], &["app/auth.py"], &[])).unwrap()["next_phase"], "READY");
+    let first = w.record_outcome(&sid, Outcome::Success, "explained the password check", None).unwrap();
+    let id = first["agreement"]["id"].as_str().unwrap().to_string();
+    assert_eq!(id, format!("agr-{}", sid.strip_prefix("ses-").unwrap()), "one agreement per session, named after it");
+    let agreements_dir = fx.root().join(".code-intel/agreements");
+    let files = || std::fs::read_dir(&agreements_dir).map_or(0, |d| d.filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "md")).count());
+    assert_eq!(files(), 1);
+
+    for _ in 0..2 {
+        let again = w.record_outcome(&sid, Outcome::Success, "explained the password check", None).unwrap();
+        assert_eq!(again["already_recorded"], true, "{again:#}");
+        assert_eq!(again["outcome_id"], first["outcome_id"]);
+        assert_eq!(again["agreement"]["id"], first["agreement"]["id"]);
+        assert_eq!(again["agreement"]["symbols"], first["agreement"]["symbols"]);
+    }
+    let a = w.get_session_analysis(&sid).unwrap();
+    assert_eq!(a["outcomes"].as_array().unwrap().len(), 1, "{a:#}");
+    assert_eq!(a["agreements"].as_array().unwrap().len(), 1);
+    assert_eq!((files(), fx.map.0.lock().unwrap().len()), (1, 1));
+
+    let refused = w.record_outcome(&sid, Outcome::Partial, "half", None).unwrap_err();
+    assert_eq!(refused.code(), "session_closed");
+    assert!(refused.to_string().contains("closed with outcome `success`") && refused.to_string().contains("start_session"), "{refused}");
+
+    // The change broke something after all: the failure takes the success back.
+    let r = w.validate_symbol_relevance(&start(&w, Intent::Investigate, "login service"), Some("login service"), &["LoginService".into()], &[], None).unwrap();
+    assert_eq!(r["cached_matches"][0]["symbol"], "LoginService", "the success taught a learned pair");
+    let failed = w.record_outcome(&sid, Outcome::Failure, "the check was wrong", None).unwrap();
+    assert_eq!(failed["replaces_outcome"], "success", "{failed:#}");
+    assert_eq!(failed["agreements_retracted"], json!([id]));
+    assert_eq!(failed["learned_pairs_dropped"], 1);
+    assert_eq!((files(), fx.map.0.lock().unwrap().len()), (0, 0));
+    let a = w.get_session_analysis(&sid).unwrap();
+    assert_eq!(a["agreements"], json!([]));
+    assert_eq!(a["analysis"]["final_outcome"], "failure");
+    let r = w.validate_symbol_relevance(&start(&w, Intent::Investigate, "login service"), Some("login service"), &["LoginService".into()], &[], None).unwrap();
+    assert_eq!(r["cached_matches"], json!([]), "{r:#}");
+
+    let again = w.record_outcome(&sid, Outcome::Failure, "the check was wrong", None).unwrap();
+    assert_eq!(again["already_recorded"], true);
+    assert!(w.record_outcome(&sid, Outcome::Success, "fixed", None).is_err(), "a success after the failure needs a new session");
+    assert_eq!(w.get_session_analysis(&sid).unwrap()["outcomes"].as_array().unwrap().len(), 2);
 }
 
 #[test]

@@ -499,6 +499,17 @@ pub fn save_agreement(conn: &Connection, a: &AgreementRow) -> rusqlite::Result<(
     Ok(())
 }
 
+/// Deletes the agreement rows of a session (a `failure` outcome taking back
+/// its `success`) and returns them, so their files can be deleted too.
+///
+/// # Errors
+/// Any SQLite error.
+pub fn delete_agreements_of_session(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<AgreementRow>> {
+    let rows = agreements_of_session(conn, session_id)?;
+    conn.execute("DELETE FROM agreements WHERE session_id = ?1", [session_id])?;
+    Ok(rows)
+}
+
 /// Agreements written by a session.
 ///
 /// # Errors
