@@ -212,6 +212,12 @@ async def test_argument_errors_are_tool_errors_naming_the_argument(code_intel_bi
             ("get_function_at_line", {"path": "escape/secret.py", "line": 1}, "path"),
             ("repo_map", {"max_tokens": 1}, "max_tokens"),
             ("repo_map", {"focus": ["../x"]}, "focus"),
+            # Size limits, refused before any work: each error names the limit.
+            ("search_text", {"pattern": "x" * 4097, "literal": True}, "the limit is 4096"),
+            ("search_text", {"pattern": "x" * 10_000_000, "literal": True}, "the limit is 4096"),
+            ("find_definitions", {"symbol": "A" * 200_000}, "the limit is 1000"),
+            ("find_references", {"symbol": "A" * 1001}, "the limit is 1000"),
+            ("semantic_search", {"query": "where " * 4000}, "the limit is 20000"),
         ]
         for tool, args, argument in cases:
             result = await client.call_tool(tool, args)

@@ -14,6 +14,42 @@ pub const MIN_MAX_CHARS: usize = 500;
 /// Largest `max_results` any tool accepts.
 pub const MAX_MAX_RESULTS: usize = 1_000;
 
+/// Longest `search_text` pattern, in characters. A match lies within one
+/// line, and 4,096 characters is longer than any line written by hand; a
+/// longer pattern only costs matcher memory (a 10 MB literal took seconds
+/// and gigabytes to compile).
+pub const MAX_PATTERN_CHARS: usize = 4_096;
+
+/// Longest symbol name `find_definitions` and `find_references` take, in
+/// characters. The longest qualified names (`App\Http\Controllers\...::method`)
+/// are a few hundred characters; 1,000 leaves room and stays far below
+/// SQLite's limit on a `LIKE` pattern (50,000 bytes).
+pub const MAX_SYMBOL_CHARS: usize = 1_000;
+
+/// Longest natural-language text `semantic_search` and `query` take, in
+/// characters: the same bound as a request given to `start_session`
+/// (`code_intel_session::workflow::MAX_QUERY_CHARS`). The encoder reads the
+/// first 512 tokens of it anyway.
+pub const MAX_QUERY_TEXT_CHARS: usize = code_intel_session::workflow::MAX_QUERY_CHARS;
+
+/// Refuses `value` when it has more than `limit` characters, naming the
+/// argument, the limit and `remedy` (what to pass instead). Checked before
+/// any work is done, so an oversized argument costs nothing but its parse.
+///
+/// # Errors
+/// When `value` is longer than `limit` characters.
+pub fn text_limit(argument: &'static str, value: &str, limit: usize, remedy: &str) -> Result<(), ArgError> {
+    // Bytes bound characters from above: most values need no count.
+    if value.len() <= limit {
+        return Ok(());
+    }
+    let chars = value.chars().count();
+    if chars <= limit {
+        return Ok(());
+    }
+    Err(ArgError::new(argument, format!("is {chars} characters long; the limit is {limit}: {remedy}")))
+}
+
 /// An argument the caller got wrong: which one, and why.
 #[derive(Debug)]
 pub struct ArgError {
@@ -150,6 +186,13 @@ pub fn clip_text(text: &str, max: usize) -> (String, bool) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn text_limits_count_characters_and_name_the_limit() {
+        assert!(super::text_limit("symbol", &"é".repeat(10), 10, "x").is_ok(), "20 bytes, 10 characters");
+        let e = super::text_limit("pattern", &"a".repeat(11), 10, "search for part of the line").unwrap_err();
+        assert_eq!(e.to_string(), "invalid argument `pattern`: is 11 characters long; the limit is 10: search for part of the line");
+    }
+
     use super::*;
 
     #[test]

@@ -389,7 +389,8 @@ pub struct SemanticHit {
     pub end_line: u32,
     /// Relevance (0-1 in hybrid and semantic ranking; BM25 in keyword-only ranking).
     pub score: f64,
-    /// Cosine similarity, when the vector side found the chunk.
+    /// Calibrated similarity to the query, when the vector side found the
+    /// chunk or (hybrid ranking) the keyword side did and the chunk is embedded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_score: Option<f64>,
     /// `lexical`, `vector` or `hybrid` (found by both).
@@ -611,6 +612,12 @@ Filters: path, glob, file_types; options: case, word, context lines. Returns mat
     )]
     pub async fn search_text(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let args: SearchTextArgs = try_arg!(parse_args(arguments));
+        try_arg!(budget::text_limit(
+            "pattern",
+            &args.pattern,
+            budget::MAX_PATTERN_CHARS,
+            "a match lies within one line; search for a distinctive part of the line"
+        ));
         let state = self.state().clone();
         let max_results = try_arg!(budget::max_results(args.max_results, DEFAULT_MAX_RESULTS));
         let max_chars = try_arg!(budget::max_chars(args.max_chars));
@@ -639,9 +646,17 @@ Filters: path, glob, file_types; options: case, word, context lines. Returns mat
             threads: 0,
         };
         let root = state.root().clone();
+        let literal = query.literal;
         let outcome = blocking(move || text::search_text(&root, &scopes, &query)).await?;
         let outcome = match outcome {
             Ok(o) => o,
+            // The search's own advice is to set `literal`; it already is.
+            Err(text::TextSearchError::Pattern(why)) if literal => {
+                return Ok(arg_error(&ArgError::new(
+                    "pattern",
+                    format!("the text could not be turned into a matcher ({why}); search for a shorter part of it"),
+                )));
+            }
             Err(e) => {
                 let argument = match e {
                     text::TextSearchError::Glob { .. } => "glob",
@@ -697,6 +712,7 @@ Matches exactly (falling back to fuzzy when nothing matches), by prefix, or fuzz
         if args.symbol.trim().is_empty() {
             return Ok(arg_error(&ArgError::new("symbol", "is empty; give a function, class or method name")));
         }
+        try_arg!(budget::text_limit("symbol", &args.symbol, budget::MAX_SYMBOL_CHARS, "give a function, class or method name, not code"));
         let path_prefix = match args.path.as_deref() {
             None => String::new(),
             Some(p) => try_arg!(path_arg(&state, "path", p)).relative().to_string(),
@@ -773,6 +789,7 @@ grouped by the function/method/class that contains each usage.",
         let state = self.state().clone();
         let max_results = try_arg!(budget::max_results(args.max_results, DEFAULT_MAX_RESULTS));
         let max_chars = try_arg!(budget::max_chars(args.max_chars));
+        try_arg!(budget::text_limit("symbol", &args.symbol, budget::MAX_SYMBOL_CHARS, "give a function, class, method or variable name, not code"));
         if definitions::leaf_name(&args.symbol).is_empty() {
             return Ok(arg_error(&ArgError::new("symbol", "is empty; give a function, class, method or variable name")));
         }
@@ -1100,6 +1117,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
         if args.query.trim().is_empty() {
             return Ok(arg_error(&ArgError::new("query", "is empty; describe what you are looking for")));
         }
+        try_arg!(budget::text_limit("query", &args.query, budget::MAX_QUERY_TEXT_CHARS, "describe what you are looking for in a sentence or two, not with the code itself"));
         let path_prefix = match args.path.as_deref() {
             None => String::new(),
             Some(p) => try_arg!(path_arg(&state, "path", p)).relative().to_string(),

@@ -34,9 +34,10 @@ use crate::services::{Agreement, AgreementMap, AgreementSymbol, SymbolIndex, Sym
 /// Version of the JSON in `sessions.state_json`.
 pub const STATE_VERSION: u32 = 1;
 
-/// Longest request accepted by `start_session` (characters). A request is a
-/// paragraph, not a document; 20,000 characters is far beyond any real one and
-/// keeps a pasted file from becoming the frame's quote source.
+/// Longest request accepted by `start_session`, and longest `query` text
+/// (characters). A request is a paragraph, not a document; 20,000
+/// characters is far beyond any real one, keeps a pasted file from becoming
+/// the frame's quote source and from being stored in the decision log.
 pub const MAX_QUERY_CHARS: usize = 20_000;
 
 /// Map hits fetched at session start (the first few are enough for a hint).
@@ -680,6 +681,12 @@ impl Workflow {
     pub fn query(&self, session_id: Option<&str>, text: &str, intent: Option<Intent>) -> Result<Value> {
         if text.trim().is_empty() {
             return Err(SessionError::invalid("text", "empty; say what you are looking for"));
+        }
+        if text.chars().count() > MAX_QUERY_CHARS {
+            return Err(SessionError::invalid(
+                "text",
+                format!("is longer than {MAX_QUERY_CHARS} characters (the limit of a request); say what you are looking for, not the code"),
+            ));
         }
         if let Some(id) = session_id {
             return self.with_session(id, |conn, s| {

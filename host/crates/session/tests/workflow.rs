@@ -565,3 +565,21 @@ fn question_is_ready_at_once_and_query_plans_without_session() {
     assert_eq!(plan["plan"]["missing_slots"].as_array().unwrap().len(), 4);
     assert!(w.start_session(Intent::Modify, "   ").is_err());
 }
+
+/// `query` text is held to the bound of a request, before anything is
+/// logged: a pasted file is refused with the limit named, not stored.
+#[test]
+fn query_text_over_the_request_limit_is_refused_unlogged() {
+    let fx = Fixture::new();
+    let w = fx.open();
+    let sid = start(&w, Intent::Investigate, "Where is the login handled?");
+    let long = "x".repeat(code_intel_session::workflow::MAX_QUERY_CHARS + 1);
+    for session in [None, Some(sid.as_str())] {
+        let e = w.query(session, &long, None).unwrap_err();
+        assert_eq!(e.code(), "invalid_argument");
+        assert!(e.to_string().contains("`text`") && e.to_string().contains("20000"), "{e}");
+    }
+    assert!(w.start_session(Intent::Investigate, &long).unwrap_err().to_string().contains("20000"));
+    let ok = "x".repeat(code_intel_session::workflow::MAX_QUERY_CHARS);
+    assert!(w.query(None, &ok, None).is_ok());
+}
