@@ -32,17 +32,26 @@ def test_initialize_is_answered_at_once(raw_server, mini_repo):
 def test_malformed_messages_do_not_kill_the_server(raw_server, mini_repo):
     server = raw_server(mini_repo)
     server.initialize()
+    started = time.monotonic()
     server.send_raw(b"this is not json\n")
     server.send_raw(b'{"jsonrpc": "2.0", "id": 7, "method": 12}\n')
     server.send_raw(b'{"jsonrpc": "2.0", "id": 8}\n')
     server.send_raw(b"\xff\xfe\x00garbage\n")
     server.send_raw(b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "search_text", "arguments": "not an object"}}\n')
     server.send_raw(b'{"jsonrpc": "2.0", "id": 10, "method": "no/such/method", "params": {}}\n')
+    server.send_raw(b'{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "search_text", "arguments": {"pattern": "\\ud800"}}}\n')
+    server.send_raw(b'{"jsonrpc": "2.0", "id": 12, "method": "ping", "params": {"a": ' + b"[" * 500 + b"]" * 500 + b"}}\n")
+    # Every malformed request is answered per JSON-RPC 2.0, with its id
+    # when it can be read: nobody waits for a timeout.
+    for id, code in [(7, -32600), (8, -32600), (9, -32602), (10, -32601), (11, -32600)]:
+        assert server.response(id)["error"]["code"] == code, id
+    parse_errors = [server.wait_for(lambda m: m.get("id") is None and "error" in m) for _ in range(3)]
+    assert {m["error"]["code"] for m in parse_errors} == {-32700}, parse_errors
+    assert any("nested deeper than 128" in m["error"]["message"] for m in parse_errors), parse_errors
+    assert time.monotonic() - started < 5, "answers must come at once"
     # The server still answers a valid request afterwards.
     resp = server.call("tools/list", {})
     assert any(t["name"] == "search_text" for t in resp["result"]["tools"])
-    unknown = server.response(10)
-    assert unknown["error"]["code"] == -32601, unknown
     assert server.proc.poll() is None
     assert server.stdout_garbage == []
     assert server.close() == 0

@@ -11,6 +11,7 @@
 
 pub mod budget;
 pub mod code_tools;
+pub mod jsonrpc;
 pub mod progress;
 pub mod render;
 pub mod schema;
@@ -186,6 +187,7 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let (reader, writer) = stdio::take_stdio()?;
+        let (reader, writer, stdout_task) = stdio::guard(reader, writer);
         let state = Arc::new(ServerState::open(&options.repo)?);
         tracing::info!(repo = %state.root().path().display(), "code-intel serve: ready for the handshake");
         let server = CodeIntelServer::new(state.clone());
@@ -196,6 +198,8 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
         let reason = running.waiting().await;
         tracing::info!(?reason, "client disconnected; shutting down");
         state.shutdown().await;
+        // The last answers are written before the process ends.
+        let _ = tokio::time::timeout(state::SHUTDOWN_GRACE, stdout_task).await;
         anyhow::Ok(())
     })?;
     // Background work that did not stop in time is abandoned: every index
