@@ -204,6 +204,11 @@ pub trait Chunker: Send + Sync {
     /// Chunks one file. Never fails: when no plugin can, the result is line
     /// chunks with the failures recorded.
     fn chunk_file(&self, path: &str, content: &str) -> ChunkedFile;
+
+    /// Called by the indexer as a sync starts. A chunker that stops calling
+    /// a strategy that keeps failing (the plugin host's circuit breaker)
+    /// gives it a fresh chance here. Nothing by default.
+    fn begin_run(&self) {}
 }
 
 /// The line-based fallback: consecutive windows of [`FALLBACK_WINDOW_LINES`]

@@ -243,6 +243,7 @@ pub fn sync(
 ) -> Result<SyncReport, IndexError> {
     let started = Instant::now();
     let _lock = lock_sync(root, progress)?;
+    chunker.begin_run();
     progress(Progress { phase: Phase::Scanning, done: 0, total: 0 });
     let sync_start_ns = now_ns();
 

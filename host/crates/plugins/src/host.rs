@@ -2,6 +2,7 @@
 //! them, containing every failure.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
@@ -12,7 +13,7 @@ use serde::Serialize;
 use wasmtime::{Engine, Store, Trap};
 
 use crate::discovery::{PluginDir, SourceKind, search_path, wasm_files};
-use crate::sandbox::{self, Limits, PluginState};
+use crate::sandbox::{self, Limits, MAX_CONSECUTIVE_TIMEOUTS, PluginState};
 use crate::wit::{self, Bindings, PluginInfo, Pre, RawOutcome};
 use crate::{cache, validate};
 
@@ -127,6 +128,10 @@ struct Plugin {
     code: OnceLock<Result<Code, String>>,
     deferred: Mutex<Option<Deferred>>,
     idle: Mutex<Vec<Live>>,
+    /// The circuit breaker: timeouts since a call last finished, and
+    /// whether [`MAX_CONSECUTIVE_TIMEOUTS`] was reached in this run.
+    timeouts_in_a_row: AtomicU32,
+    tripped: AtomicBool,
 }
 
 /// The loaded plugins. Send + Sync: files may be chunked from many threads at
@@ -370,12 +375,49 @@ impl PluginHost {
     }
 }
 
+impl PluginHost {
+    /// Counts a call's outcome on the plugin's circuit breaker: a timeout
+    /// adds one, anything else (the call finished) starts the count again.
+    fn note_outcome(plugin: &Plugin, attempt: &Attempt) {
+        if matches!(attempt, Attempt::Failed(f) if f.kind == FailureKind::Timeout) {
+            let in_a_row = plugin.timeouts_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
+            if in_a_row >= MAX_CONSECUTIVE_TIMEOUTS && !plugin.tripped.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    plugin = %plugin.summary.name,
+                    "plugin timed out on {in_a_row} files in a row: not called again in this index run, its files get line chunks"
+                );
+            }
+        } else {
+            plugin.timeouts_in_a_row.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Chunker for PluginHost {
+    /// A new index run: every plugin whose circuit breaker tripped is
+    /// called again.
+    fn begin_run(&self) {
+        for plugin in &self.plugins {
+            plugin.timeouts_in_a_row.store(0, Ordering::Relaxed);
+            plugin.tripped.store(false, Ordering::Relaxed);
+        }
+    }
+
     fn chunk_file(&self, path: &str, content: &str) -> ChunkedFile {
         let mut declined = Vec::new();
         let mut failures = Vec::new();
         for plugin in self.plugins.iter().filter(|p| p.globs.is_match(path)) {
-            match self.run(plugin, path, content) {
+            if plugin.tripped.load(Ordering::Relaxed) {
+                let message = format!(
+                    "not called: it timed out on {MAX_CONSECUTIVE_TIMEOUTS} files in a row in this index run (each after the {:?} call time limit), so its files are indexed as lines until the next run; fix or remove the plugin",
+                    self.options.limits.call_timeout
+                );
+                failures.push(failure(plugin, FailureKind::Timeout, message));
+                break;
+            }
+            let attempt = self.run(plugin, path, content);
+            Self::note_outcome(plugin, &attempt);
+            match attempt {
                 Attempt::Chunks(chunks) => {
                     return ChunkedFile { chunks, chunker: plugin.summary.name.clone(), declined, failures };
                 }
@@ -499,6 +541,8 @@ fn load_plugin(engine: &'static Engine, path: &Path, source: SourceKind, options
                 code: OnceLock::new(),
                 deferred: Mutex::new(Some(Deferred { wasm: file.bytes, key })),
                 idle: Mutex::new(Vec::new()),
+                timeouts_in_a_row: AtomicU32::new(0),
+                tripped: AtomicBool::new(false),
             };
             return Ok((plugin, false));
         }
@@ -533,6 +577,8 @@ fn load_plugin(engine: &'static Engine, path: &Path, source: SourceKind, options
         code: OnceLock::from(Ok(Code { pre })),
         deferred: Mutex::new(None),
         idle: Mutex::new(vec![live]),
+        timeouts_in_a_row: AtomicU32::new(0),
+        tripped: AtomicBool::new(false),
     };
     Ok((plugin, loaded.wrote))
 }

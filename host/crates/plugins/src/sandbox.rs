@@ -16,6 +16,16 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 /// real files on a slow, busy machine.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Timeouts in a row after which the host stops calling a plugin for the
+/// rest of an index run (its circuit breaker): the files it matches get line
+/// chunks at once, each with a recorded failure saying so. A plugin that
+/// loops costs its whole call time limit on every file (83 files, 87 s);
+/// three in a row, with no call of it finishing in between, is a plugin
+/// that loops or is far too slow, while one or two can be a large file on a
+/// busy machine. The next run (`sync_index`, `code-intel index`) calls it
+/// again.
+pub const MAX_CONSECUTIVE_TIMEOUTS: u32 = 3;
+
 /// Largest linear memory a plugin instance may grow to. A plugin holds one
 /// file (the indexer's default cap is 1 MiB), its query results and its
 /// chunks; 256 MiB is ample for that and bounds what a memory bomb can take

@@ -45,6 +45,45 @@ fn infinite_loop_times_out() {
     }
 }
 
+/// The circuit breaker: after `MAX_CONSECUTIVE_TIMEOUTS` timeouts in a row
+/// the looping plugin is not called again in this run, so its other files
+/// get line chunks at once, each with a failure saying why; a new run
+/// (`begin_run`) calls it again.
+#[test]
+fn a_plugin_that_keeps_timing_out_is_not_called_again_in_the_run() {
+    use code_intel_plugins::sandbox::MAX_CONSECUTIVE_TIMEOUTS;
+    let cache = tempfile::tempdir().unwrap();
+    let host = host_with(&["infinite-loop"], cache.path());
+    let started = Instant::now();
+    for i in 0..MAX_CONSECUTIVE_TIMEOUTS {
+        let file = host.chunk_file(&format!("spin{i}.hostile"), FILE);
+        assert_contained(&file, "infinite-loop", FailureKind::Timeout);
+        assert!(file.failures[0].message.contains("time limit"), "{}", file.failures[0].message);
+    }
+    assert!(started.elapsed() >= Duration::from_millis(450) * MAX_CONSECUTIVE_TIMEOUTS);
+    let started = Instant::now();
+    for i in 0..20 {
+        let file = host.chunk_file(&format!("more{i}.hostile"), FILE);
+        assert_contained(&file, "infinite-loop", FailureKind::Timeout);
+        let message = &file.failures[0].message;
+        assert!(message.contains("not called") && message.contains("3 files in a row") && message.contains("next run"), "{message}");
+    }
+    assert!(started.elapsed() < Duration::from_millis(400), "skipped files cost no call: {:?}", started.elapsed());
+    // Even a file it would chunk: the breaker is open for the whole run.
+    assert_eq!(host.chunk_file("dir/ok.hostile", FILE).chunker, FALLBACK_CHUNKER);
+
+    host.begin_run();
+    assert_next_file_works(&host, "infinite-loop");
+    // A call that finishes starts the count again: timeouts between
+    // finished calls never trip it.
+    for i in 0..2 * MAX_CONSECUTIVE_TIMEOUTS {
+        assert_contained(&host.chunk_file(&format!("spin{i}.hostile"), FILE), "infinite-loop", FailureKind::Timeout);
+        if i % 2 == 1 {
+            assert_next_file_works(&host, "infinite-loop");
+        }
+    }
+}
+
 #[test]
 fn memory_bomb_hits_the_limit() {
     let cache = tempfile::tempdir().unwrap();
