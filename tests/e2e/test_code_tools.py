@@ -224,6 +224,8 @@ async def test_argument_errors_are_tool_errors_naming_the_argument(code_intel_bi
             text = tool_text(result)
             assert result.is_error, (tool, args, text)
             assert argument in text, (tool, args, text)
+            # A refusal never says where a symlink points outside the root.
+            assert str(outside) not in text and str(outside.resolve()) not in text, (tool, args, text)
         # Nothing outside the root ever shows up: the walker does not follow the symlink.
         r, data, _ = await call(client, "search_text", {"pattern": "SECRET"})
         assert data["matches"] == [], data

@@ -37,8 +37,12 @@ pub enum PathError {
     #[error("path {path:?} is outside the repository root {root:?}; give a path relative to the root")]
     OutsideRoot { path: String, root: PathBuf },
     /// A symlink (the path itself or one of its parents) points outside.
-    #[error("path {path:?} resolves through a symlink to {target:?}, outside the repository root")]
-    SymlinkEscape { path: String, target: PathBuf },
+    /// Where it points is not said: that is outside the repository too, and
+    /// no tool tells what lies there.
+    #[error(
+        "path {path:?} goes through a symlink that points outside the repository root; give the path of a file inside the repository"
+    )]
+    SymlinkEscape { path: String },
     /// The path is not valid (NUL byte, a Windows drive prefix, ...).
     #[error("path {path:?} is not valid: {reason}")]
     Invalid { path: String, reason: &'static str },
@@ -222,7 +226,7 @@ impl RepoRoot {
                     },
                 })?;
                 if !target.starts_with(&self.root) {
-                    return Err(PathError::SymlinkEscape { path: input.to_string(), target });
+                    return Err(PathError::SymlinkEscape { path: input.to_string() });
                 }
                 return Ok(());
             }
@@ -305,6 +309,13 @@ mod tests {
         for bad in ["escape", "escape/secret.txt", "escape/missing.txt", "secret-link"] {
             let err = root.resolve(bad).unwrap_err();
             assert!(matches!(err, PathError::SymlinkEscape { .. }), "{bad}: {err}");
+            // The refusal names the path asked for, never where the link points.
+            let outside_dir = outside.path().canonicalize().unwrap();
+            let message = err.to_string();
+            assert!(message.contains(bad) && message.contains("outside the repository"), "{message}");
+            for outside in [outside_dir.as_path(), outside.path()] {
+                assert!(!message.contains(&*outside.to_string_lossy()), "{message}");
+            }
         }
         assert_eq!(root.resolve("inner/pkg/mod.py").unwrap().relative(), "inner/pkg/mod.py");
     }
