@@ -212,6 +212,10 @@ async def test_argument_errors_are_tool_errors_naming_the_argument(code_intel_bi
             ("get_function_at_line", {"path": "escape/secret.py", "line": 1}, "path"),
             ("repo_map", {"max_tokens": 1}, "max_tokens"),
             ("repo_map", {"focus": ["../x"]}, "focus"),
+            # The index and session records are never searched, even when asked for.
+            ("search_text", {"pattern": "a", "path": ".code-intel"}, "never searched"),
+            ("search_text", {"pattern": "a", "path": "./.code-intel/agreements"}, "never searched"),
+            ("find_references", {"symbol": "load_user", "path": ".code-intel"}, "never searched"),
             # Size limits, refused before any work: each error names the limit.
             ("search_text", {"pattern": "x" * 4097, "literal": True}, "the limit is 4096"),
             ("search_text", {"pattern": "x" * 10_000_000, "literal": True}, "the limit is 4096"),

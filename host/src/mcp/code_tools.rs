@@ -550,6 +550,27 @@ fn existing_path_arg(state: &ServerState, argument: &'static str, value: &str) -
     state.root().resolve_existing(value).map_err(|e| ArgError::new(argument, path_message(&e)))
 }
 
+/// Directories the text searches never enter (the search's own exclusion
+/// list does not apply to a walk that starts inside them): the index and
+/// session records, and version control.
+const UNSEARCHED_DIRS: &[(&str, &str)] = &[
+    (code_intel_core::config::STATE_DIR_NAME, "holds the index and the session records, not source code"),
+    (".git", "holds version control's own files, not source code"),
+];
+
+/// [`existing_path_arg`] for the scope of a text search: refuses a path
+/// inside one of [`UNSEARCHED_DIRS`].
+fn searched_path_arg(state: &ServerState, argument: &'static str, value: &str) -> Result<RepoPath, ArgError> {
+    let path = path_arg(state, argument, value)?;
+    let relative = path.relative();
+    for (dir, why) in UNSEARCHED_DIRS {
+        if relative == *dir || relative.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/')) {
+            return Err(ArgError::new(argument, format!("{dir}/ {why} and is never searched; give a path in the source tree")));
+        }
+    }
+    existing_path_arg(state, argument, value)
+}
+
 fn path_message(e: &PathError) -> String {
     e.to_string()
 }
@@ -626,7 +647,7 @@ Filters: path, glob, file_types; options: case, word, context lines. Returns mat
         let after = try_arg!(context_arg("after_context", args.after_context, around));
         let scopes = match args.path.as_deref() {
             None | Some("") | Some(".") => Vec::new(),
-            Some(p) => vec![try_arg!(existing_path_arg(&state, "path", p))],
+            Some(p) => vec![try_arg!(searched_path_arg(&state, "path", p))],
         };
         let query = TextQuery {
             pattern: args.pattern.clone(),
@@ -795,7 +816,7 @@ grouped by the function/method/class that contains each usage.",
         }
         let scopes = match args.path.as_deref() {
             None | Some("") | Some(".") => Vec::new(),
-            Some(p) => vec![try_arg!(existing_path_arg(&state, "path", p))],
+            Some(p) => vec![try_arg!(searched_path_arg(&state, "path", p))],
         };
         let mut notes = Vec::new();
         let indexed = match state.wait_for_index().await {

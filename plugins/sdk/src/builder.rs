@@ -15,6 +15,13 @@ pub const PART_KIND: &str = "part";
 /// part's header can never stop the split from making progress.
 const MIN_PART_BYTES: usize = 256;
 
+/// Most of a chunk's name and signature each of its parts repeats (bytes,
+/// cut at a character boundary). Every part carries them, so an enormous
+/// name or signature (a 100 KB package name) would otherwise be copied
+/// into hundreds of parts and take the plugin past its memory limit; 200
+/// bytes is more than any real signature line.
+pub const MAX_PART_LABEL_BYTES: usize = 200;
+
 /// Describes one chunk; [`ChunkSet::push`] turns it into a [`Chunk`].
 ///
 /// Only kind, name and span are required. The id defaults to
@@ -329,7 +336,8 @@ pub fn fit_window(chunk: Chunk, source: &str, lines: &LineIndex, max_bytes: usiz
         return vec![chunk];
     }
     let verbatim = source.get(chunk.start_byte as usize..chunk.end_byte as usize) == Some(chunk.content.as_str());
-    let header = chunk.signature.as_deref().map(crate::text::first_line).unwrap_or_default().to_string();
+    let header = label(chunk.signature.as_deref().map(crate::text::first_line).unwrap_or_default()).to_string();
+    let part_name = label(&chunk.name).to_string();
     let part_budget = max_bytes.saturating_sub(header.len() + 1).max(MIN_PART_BYTES);
     let first_budget = max_bytes.max(MIN_PART_BYTES);
 
@@ -364,7 +372,7 @@ pub fn fit_window(chunk: Chunk, source: &str, lines: &LineIndex, max_bytes: usiz
         out.push(Chunk {
             id: format!("{}#part{number}", chunk.id),
             kind: PART_KIND.to_string(),
-            name: format!("{} (part {number}/{total})", chunk.name),
+            name: format!("{part_name} (part {number}/{total})"),
             qualified_name: None,
             parent: Some(chunk.id.clone()),
             start_line: span.start_line,
@@ -372,7 +380,7 @@ pub fn fit_window(chunk: Chunk, source: &str, lines: &LineIndex, max_bytes: usiz
             start_byte: span.start_byte,
             end_byte: span.end_byte,
             content,
-            signature: chunk.signature.clone(),
+            signature: chunk.signature.as_ref().map(|s| if s.len() <= MAX_PART_LABEL_BYTES { s.clone() } else { header.clone() }),
             docstring: None,
             related_symbols: Vec::new(),
             references: Vec::new(),
@@ -380,6 +388,15 @@ pub fn fit_window(chunk: Chunk, source: &str, lines: &LineIndex, max_bytes: usiz
         });
     }
     out
+}
+
+/// `text` cut to at most [`MAX_PART_LABEL_BYTES`], at a character boundary.
+fn label(text: &str) -> &str {
+    let mut end = text.len().min(MAX_PART_LABEL_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// End of the window starting at `start`: after the last whole line that
@@ -447,6 +464,26 @@ mod tests {
         let rebuilt: String = parts.iter().map(|p| p.content.as_str()).collect();
         assert_eq!(rebuilt, source);
         assert!(parts.iter().all(|p| p.content.len() <= 300));
+    }
+
+    /// Parts repeat a bounded piece of an enormous name and signature (a
+    /// 100 KB composer package name took the plugin past its memory limit).
+    #[test]
+    fn parts_repeat_at_most_a_label_of_the_name_and_signature() {
+        let huge = "é".repeat(50_000);
+        let source = format!("{huge}\n{}", "x = 1\n".repeat(2_000));
+        let lines = LineIndex::new(&source);
+        let mut set = ChunkSet::new(&source).with_max_bytes(usize::MAX);
+        set.push(ChunkBuilder::new("package", huge.clone()).span(lines.span(0, to_u32(source.len()))).signature(huge.clone()));
+        let parts = fit_window(set.finish().remove(0), &source, &lines, MAX_CHUNK_BYTES);
+        assert!(parts.len() > 5);
+        for part in &parts[1..] {
+            assert!(part.name.len() < MAX_PART_LABEL_BYTES + 30, "{}", part.name.len());
+            assert!(part.signature.as_ref().is_some_and(|s| s.len() <= MAX_PART_LABEL_BYTES));
+            assert!(part.content.len() <= MAX_CHUNK_BYTES, "{}", part.content.len());
+        }
+        let total: usize = parts.iter().map(|p| p.name.len() + p.content.len() + p.signature.as_ref().map_or(0, String::len)).sum();
+        assert!(total < 4 * source.len(), "parts hold {total} bytes for {} of source", source.len());
     }
 
     #[test]

@@ -74,9 +74,9 @@ impl<'s> Reader<'s> {
             while i < self.b.len() && self.b[i].is_ascii_whitespace() {
                 i += 1;
             }
-            if self.src[i..].starts_with("//") {
+            if self.b[i..].starts_with(b"//") {
                 i = self.src[i..].find('\n').map_or(self.b.len(), |e| i + e + 1);
-            } else if self.src[i..].starts_with("/*") {
+            } else if self.b[i..].starts_with(b"/*") {
                 i = self.src[i + 2..].find("*/").map_or(self.b.len(), |e| i + 2 + e + 2);
             } else {
                 return i;
@@ -130,7 +130,7 @@ impl<'s> Reader<'s> {
                     j = self.string_end(j, c);
                     continue;
                 }
-                b'/' if self.src[j..].starts_with("//") || self.src[j..].starts_with("/*") => {
+                b'/' if self.b[j..].starts_with(b"//") || self.b[j..].starts_with(b"/*") => {
                     if depth == 0 {
                         let trimmed = self.src[i..j].trim_end().len();
                         return i + trimmed;
@@ -186,7 +186,7 @@ impl<'s> Reader<'s> {
                 _ => {}
             }
             let member_start = i;
-            if self.src[i..].starts_with("...") {
+            if self.b[i..].starts_with(b"...") {
                 let value = self.value(i);
                 i = value.end.max(i + 3);
                 members.push(Member { key: "...".into(), start: member_start, value });
@@ -226,9 +226,11 @@ impl<'s> Reader<'s> {
                     end += 1;
                 }
                 if end == i {
-                    end = i + 1;
+                    // One character, whole: a non-ASCII one (or the U+FFFD
+                    // that replaced invalid UTF-8) is several bytes.
+                    end = i + self.src.get(i..).and_then(|rest| rest.chars().next()).map_or(1, char::len_utf8);
                 }
-                (self.src[i..end].to_string(), end)
+                (self.src.get(i..end).unwrap_or_default().to_string(), end)
             }
         }
     }
@@ -254,5 +256,21 @@ mod tests {
         assert_eq!(plugins.text(), "require('@tailwindcss/forms'), typography({ x: 1 })");
         assert_eq!(root.get("forms").unwrap().value.text(), "forms");
         assert_eq!(root.end, src.len());
+    }
+
+    /// Non-ASCII text anywhere (and U+FFFD, which stands for invalid UTF-8 in
+    /// what the host hands over) is read without slicing inside a
+    /// character; it used to panic on a bare non-ASCII character.
+    #[test]
+    fn non_ascii_anywhere_is_read_without_panicking() {
+        let config = "{ content: ['./a/**/*.php', \"b\"], theme: { extend: { colors: { brand: { 100: '#fff' } } } }, x: y.z, /* c */ w: [1, ...s], // e\n plugins: [require('p')] }";
+        for insert in ["\u{FFFD}", "é", "日本", "😀"] {
+            for at in (0..=config.len()).filter(|i| config.is_char_boundary(*i)) {
+                let src = format!("{}{insert}{}", &config[..at], &config[at..]);
+                let _ = Reader::new(&src).value(0);
+            }
+        }
+        let root = Reader::new("{ a: é, b: 日本 }").value(0);
+        assert!(root.get("a").is_some(), "{root:?}");
     }
 }

@@ -801,11 +801,17 @@ fn push_template(
 /// setup block's in metadata. `modules` lists the parsed blocks in order.
 fn name_modules(chunks: &mut [Chunk], component_id: &str, modules: &[bool]) {
     let mut renames: BTreeMap<String, String> = BTreeMap::new();
+    // Two blocks of a kind (a broken or unusual file) are numbered the way
+    // `ChunkSet` numbers repeated ids: `module:setup`, `module:setup#2`.
+    let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
     let module_chunks = chunks
         .iter_mut()
         .filter(|c| c.kind == "module" && c.parent.as_deref() == Some(component_id));
     for (chunk, &setup) in module_chunks.zip(modules) {
-        let id = if setup { "module:setup" } else { "module" };
+        let base = if setup { "module:setup" } else { "module" };
+        let count = seen.entry(base).or_insert(0);
+        *count += 1;
+        let id = if *count == 1 { base.to_string() } else { format!("{base}#{count}") };
         chunk.name = if setup {
             "script setup".into()
         } else {
@@ -816,7 +822,7 @@ fn name_modules(chunks: &mut [Chunk], component_id: &str, modules: &[bool]) {
             meta.insert("setup".into(), Value::Bool(true));
             chunk.metadata = Value::Object(meta).to_string();
         }
-        renames.insert(chunk.id.clone(), id.to_string());
+        renames.insert(chunk.id.clone(), id);
     }
     if renames.iter().all(|(old, new)| old == new) {
         return;

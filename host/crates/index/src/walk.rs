@@ -198,7 +198,10 @@ fn visit(root: &Path, canonical_root: &Path, config: &Config, result: Result<ign
         return None;
     }
     let Some(path) = relative(root, entry.path()) else {
-        return skipped(entry.path().to_string_lossy().into_owned(), SkipReason::NonUtf8Path);
+        // Repository-relative like every other entry, its bad bytes shown as U+FFFD.
+        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+        let shown: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        return skipped(shown.join("/"), SkipReason::NonUtf8Path);
     };
     if file_type.is_symlink() {
         let reason = match std::fs::canonicalize(entry.path()) {

@@ -276,6 +276,23 @@ fn unreadable_and_special_files_are_skipped_and_reported_nothing_else_lost() {
     assert!(report.skipped[1].reason.to_string().contains("unreadable"));
 }
 
+/// A file whose name is not UTF-8 is skipped and reported like every other
+/// skipped file: by its repository-relative path (bad bytes as U+FFFD),
+/// never by the absolute path of the machine it is on.
+#[test]
+fn a_non_utf8_file_name_is_reported_relative_to_the_root() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "keep.py", &py("kept"));
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub").join(std::ffi::OsStr::from_bytes(b"caf\xe9.py")), py("latin1")).unwrap();
+    let report = run(root, &Config::default());
+    assert_eq!(indexed_paths(root), ["keep.py"]);
+    let skipped: Vec<(&str, &SkipReason)> = report.skipped.iter().map(|s| (s.path.as_str(), &s.reason)).collect();
+    assert_eq!(skipped, [("sub/caf\u{FFFD}.py", &SkipReason::NonUtf8Path)]);
+}
+
 /// A chunker that fails on one file the way a broken plugin would.
 struct FlakyChunker;
 

@@ -153,3 +153,31 @@ fn php_files_cut_mid_edit_are_never_silently_empty() {
     }
     assert!(checked > 200, "only {checked} cut files checked");
 }
+
+/// Plugin bugs fuzzing found, through the real plugins: each file is chunked
+/// by its plugin with no failure (they were contained before, as a trap, an
+/// invalid output or a memory blow-up, and the file fell back to lines).
+#[test]
+fn fuzzing_findings_in_plugins_stay_fixed() {
+    let dir = common::target_dir().join("release").join("plugins");
+    let cache = tempfile::tempdir().unwrap();
+    let host = PluginHost::load_dirs(
+        &[PluginDir { path: dir.clone(), kind: SourceKind::BesideBinary }],
+        HostOptions { cache_dir: Some(cache.path().to_path_buf()), ..HostOptions::default() },
+    );
+    let mut tailwind = b"module.exports = { content: ['./src/**/*.vue'], theme: { extend: { colors: { brand: caf".to_vec();
+    tailwind.extend_from_slice(&[0xC3, 0x28, 0xFF]);
+    tailwind.extend_from_slice(" é, x: 日本 } } } }\n".as_bytes());
+    let long_name = format!("acme/{}", "a".repeat(100_000));
+    let composer = format!("{{\n  \"name\": \"{long_name}\",\n  \"require\": {{\"php\": \"^8.2\"}},\n  \"autoload\": {{\"psr-4\": {{\"App\\\\\": \"app/\"}}}}\n}}\n");
+    let vue = "<script setup>\nconst a = 1\n</script>\n<template><p>{{ a }}</p></template>\n<script setup>\nconst b = 2\n</script>\n\0\0\0";
+    for (path, plugin, content) in [
+        ("tailwind.config.js", "tailwind", String::from_utf8_lossy(&tailwind).into_owned()),
+        ("composer.json", "composer", composer),
+        ("src/components/Twice.vue", "vue", vue.to_string()),
+    ] {
+        assert!(host.plugins().any(|p| p.name == plugin), "no {plugin} plugin in {}: run `cargo xtask plugins`", dir.display());
+        let file = host.chunk_file(path, &content);
+        assert_eq!((file.chunker.as_str(), file.failures.as_slice()), (plugin, &[][..]), "{path}");
+    }
+}
