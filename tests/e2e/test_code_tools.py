@@ -218,7 +218,7 @@ async def test_argument_errors_are_tool_errors_naming_the_argument(code_intel_bi
             ("find_references", {"symbol": "load_user", "path": ".code-intel"}, "never searched"),
             # Size limits, refused before any work: each error names the limit.
             ("search_text", {"pattern": "x" * 4097, "literal": True}, "the limit is 4096"),
-            ("search_text", {"pattern": "x" * 10_000_000, "literal": True}, "the limit is 4096"),
+            ("search_text", {"pattern": "x" * 1_000_000, "literal": True}, "the limit is 4096"),
             ("find_definitions", {"symbol": "A" * 200_000}, "the limit is 1000"),
             ("find_references", {"symbol": "A" * 1001}, "the limit is 1000"),
             ("semantic_search", {"query": "where " * 4000}, "the limit is 20000"),

@@ -41,13 +41,16 @@ def test_malformed_messages_do_not_kill_the_server(raw_server, mini_repo):
     server.send_raw(b'{"jsonrpc": "2.0", "id": 10, "method": "no/such/method", "params": {}}\n')
     server.send_raw(b'{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "search_text", "arguments": {"pattern": "\\ud800"}}}\n')
     server.send_raw(b'{"jsonrpc": "2.0", "id": 12, "method": "ping", "params": {"a": ' + b"[" * 500 + b"]" * 500 + b"}}\n")
+    # Over the message size limit: refused unread, the next line is read as usual.
+    server.send_raw(b'{"jsonrpc": "2.0", "id": 13, "method": "ping", "params": {"a": "' + b"x" * (5 << 20) + b'"}}\n')
     # Every malformed request is answered per JSON-RPC 2.0, with its id
     # when it can be read: nobody waits for a timeout.
     for id, code in [(7, -32600), (8, -32600), (9, -32602), (10, -32601), (11, -32600)]:
         assert server.response(id)["error"]["code"] == code, id
-    parse_errors = [server.wait_for(lambda m: m.get("id") is None and "error" in m) for _ in range(3)]
-    assert {m["error"]["code"] for m in parse_errors} == {-32700}, parse_errors
+    parse_errors = [server.wait_for(lambda m: m.get("id") is None and "error" in m) for _ in range(4)]
+    assert sorted(m["error"]["code"] for m in parse_errors) == [-32700, -32700, -32700, -32600], parse_errors
     assert any("nested deeper than 128" in m["error"]["message"] for m in parse_errors), parse_errors
+    assert any("larger than 4194304 bytes" in m["error"]["message"] for m in parse_errors), parse_errors
     assert time.monotonic() - started < 5, "answers must come at once"
     # The server still answers a valid request afterwards.
     resp = server.call("tools/list", {})

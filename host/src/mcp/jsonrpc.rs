@@ -14,10 +14,13 @@
 
 use serde_json::{Value, json};
 
-/// Largest message accepted, in bytes (the MCP library's own line limit):
-/// a request is at most a few hundred kilobytes of arguments, and the
-/// largest argument a tool takes is far smaller ([`super::budget`]).
-pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Largest message accepted, in bytes. A message is copied several times on
+/// its way in (the line read here, the MCP library's line buffer, which
+/// keeps its size, the parsed text and values), so 4 MiB keeps one
+/// request's memory far under 64 MiB; no request of this server comes near
+/// it (the longest text argument a tool takes is 20,000 characters,
+/// [`super::budget`]). The MCP library's own limit is 16 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Deepest nesting of arrays and objects in a message: `serde_json`'s
 /// recursion limit, which the MCP library parses with too. No request of
