@@ -528,6 +528,39 @@ pub fn sync(
     Ok(report)
 }
 
+/// Moves the byte spans of `chunked`, made on the text of a file that is not
+/// valid UTF-8 (each invalid sequence replaced by U+FFFD, three bytes), onto
+/// the file's own bytes, so that a span never ends past the file or points
+/// at other bytes than the ones it names. Lines are the same in both.
+fn file_offsets(bytes: &[u8], chunked: &mut ChunkedFile) {
+    // (offset in the text, offset in the file) where each piece starts.
+    let mut starts: Vec<(usize, usize)> = Vec::new();
+    let (mut text, mut file) = (0, 0);
+    for piece in bytes.utf8_chunks() {
+        starts.push((text, file));
+        text += piece.valid().len();
+        file += piece.valid().len();
+        if !piece.invalid().is_empty() {
+            starts.push((text, file));
+            text += char::REPLACEMENT_CHARACTER.len_utf8();
+            file += piece.invalid().len();
+        }
+    }
+    let to_file = |at: u32| -> u32 {
+        let at = at as usize;
+        let i = starts.partition_point(|&(t, _)| t <= at).saturating_sub(1);
+        let (t, f) = starts.get(i).copied().unwrap_or((0, 0));
+        // Inside a replacement character: its start (it stands for those bytes).
+        let inside_replacement = starts.get(i + 1).is_some_and(|&(next_t, next_f)| next_t - t != next_f - f);
+        let moved = if inside_replacement { f } else { f + (at - t) };
+        u32::try_from(moved.min(bytes.len())).unwrap_or(u32::MAX)
+    };
+    for chunk in &mut chunked.chunks {
+        chunk.start_byte = to_file(chunk.start_byte);
+        chunk.end_byte = to_file(chunk.end_byte);
+    }
+}
+
 fn process(item: &Pending<'_>, chunker: &dyn Chunker, force: bool, skip_generated: bool) -> Outcome {
     let file = item.file;
     let skipped = |reason| Outcome::Skipped(SkippedFile { path: file.path.clone(), reason });
@@ -551,7 +584,10 @@ fn process(item: &Pending<'_>, chunker: &dyn Chunker, force: bool, skip_generate
         return Outcome::Unchanged { path: file.path.clone(), size, mtime_ns: file.mtime_ns };
     }
     let content = String::from_utf8_lossy(&bytes);
-    let chunked = chunker.chunk_file(&file.path, &content);
+    let mut chunked = chunker.chunk_file(&file.path, &content);
+    if let std::borrow::Cow::Owned(_) = content {
+        file_offsets(&bytes, &mut chunked);
+    }
     Outcome::Chunked {
         record: FileRecord { path: file.path.clone(), sha256, size, mtime_ns: file.mtime_ns },
         change: item.change,

@@ -293,6 +293,39 @@ fn a_non_utf8_file_name_is_reported_relative_to_the_root() {
     assert_eq!(skipped, [("sub/caf\u{FFFD}.py", &SkipReason::NonUtf8Path)]);
 }
 
+/// A file that is not valid UTF-8 is chunked from its text with U+FFFD in
+/// place of each bad sequence (three bytes for one or two in the file); the
+/// stored byte spans are the file's own, never past its end.
+#[test]
+fn byte_spans_of_a_file_with_invalid_utf8_are_the_file_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut bytes = Vec::new();
+    for i in 0..120 {
+        bytes.extend_from_slice(format!("line {i} caf").as_bytes());
+        bytes.extend_from_slice(if i % 2 == 0 { b"\xe9" } else { b"\xc3\x28" });
+        bytes.extend_from_slice(" é\n".as_bytes());
+    }
+    std::fs::write(root.join("latin1.txt"), &bytes).unwrap();
+    run(root, &Config::default());
+    let store = Store::open(&database_path(root)).unwrap();
+    let mut stmt = store.conn().prepare("SELECT start_byte, end_byte, start_line, end_line FROM chunks ORDER BY start_byte").unwrap();
+    let spans: Vec<(usize, usize, usize, usize)> = stmt
+        .query_map([], |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as usize, r.get::<_, i64>(2)? as usize, r.get::<_, i64>(3)? as usize)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(spans.len() >= 3, "{spans:?}");
+    assert_eq!(spans.last().unwrap().1, bytes.len(), "the last chunk ends where the file ends");
+    for (start, end, start_line, end_line) in spans {
+        // Each span starts and ends on a line boundary of the file itself.
+        assert!(start == 0 || bytes[start - 1] == b'\n', "{start}");
+        assert!(bytes[end - 1] == b'\n', "{end}");
+        let lines = bytes[..start].iter().filter(|b| **b == b'\n').count() + 1;
+        assert_eq!((lines, lines + bytes[start..end].iter().filter(|b| **b == b'\n').count() - 1), (start_line, end_line));
+    }
+}
+
 /// A chunker that fails on one file the way a broken plugin would.
 struct FlakyChunker;
 
