@@ -87,7 +87,7 @@ fn gibberish_and_unrelated_questions_are_not_confident() {
     let mut store = index_fixture(&tmp.path().join("index.db"));
     embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
     let vectors = VectorSearch::new(ModelHandle::ready(Arc::clone(&encoder)), None);
-    for query in ["xqzt vorpl gnarfle blimsy", "zzkq wubba flerp"] {
+    for query in ["xqzt vorpl gnarfle blimsy", "zzkq wubba flerp", "明日の東京の天気を教えてください", "ぬぽぽ ふがほげ ぴよぴよ"] {
         for mode in [Mode::Semantic, Mode::Hybrid] {
             let mut request = SearchRequest::new(query);
             request.mode = Some(mode);
@@ -97,6 +97,10 @@ fn gibberish_and_unrelated_questions_are_not_confident() {
             assert!(res.message.as_deref().unwrap_or("").contains("no confident match"));
         }
     }
+    // A Japanese request about the code is answered.
+    let res = search(&store, Some(&vectors), &SearchRequest::new("パスワードを忘れたときのメール送信はどこ？")).unwrap();
+    assert!(!res.no_confident_match, "{res:#?}");
+    assert_eq!(res.hits[0].file, "app/notifications/mailer.py", "{:#?}", res.hits);
 }
 
 #[test]

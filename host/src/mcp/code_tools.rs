@@ -389,8 +389,7 @@ pub struct SemanticHit {
     pub end_line: u32,
     /// Relevance (0-1 in hybrid and semantic ranking; BM25 in keyword-only ranking).
     pub score: f64,
-    /// Calibrated similarity to the query, when the vector side found the
-    /// chunk or (hybrid ranking) the keyword side did and the chunk is embedded.
+    /// Calibrated similarity to the query, when the vector side found the chunk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_score: Option<f64>,
     /// `lexical`, `vector` or `hybrid` (found by both).

@@ -11,8 +11,8 @@
 //!   and a file both arms rank high beats one only a single arm likes, so
 //!   the fused order is at least as good as the better arm in practice
 //!   (measured in `bench/retrieval`).
-//! - **Priors** ([`prior`]): tests, documentation, translations, fixtures and
-//!   examples are rarely where the answer to a change request lives; they are
+//! - **Priors** ([`prior`]): tests, documentation, translations, fixtures,
+//!   examples and type declarations (`*.d.ts`) are rarely where the answer to a change request lives; they are
 //!   weighed down unless the query asks about them ("test", "docs", "翻訳"...).
 //!
 //! Results keep chunk granularity: each file's best chunks follow one another
@@ -80,6 +80,9 @@ pub enum FileRole {
     Docs,
     Translation,
     Example,
+    /// Type declarations only (`*.d.ts`, `*.pyi`): one large file that
+    /// resembles every request a little, rarely where behaviour changes.
+    Declarations,
 }
 
 /// The role of a repo-relative path, from its directories and name.
@@ -113,8 +116,12 @@ pub fn role(path: &str) -> FileRole {
     {
         return FileRole::Docs;
     }
-    if has_dir(&["fixtures", "fixture", "examples", "example", "stubs", "samples", "demo"]) {
+    // Laravel's model factories and seeders are test and demo data too.
+    if has_dir(&["fixtures", "fixture", "examples", "example", "stubs", "samples", "demo", "factories", "seeders", "seeds"]) {
         return FileRole::Example;
+    }
+    if name.ends_with(".d.ts") || ext == "pyi" {
+        return FileRole::Declarations;
     }
     FileRole::Source
 }
@@ -131,7 +138,11 @@ const ASKS_FOR: &[(FileRole, &[&str])] = &[
         FileRole::Translation,
         &["translation", "translations", "translate", "locale", "localization", "i18n", "language", "翻訳", "多言語", "言語ファイル", "文言"],
     ),
-    (FileRole::Example, &["example", "examples", "fixture", "fixtures", "sample", "stub", "サンプル"]),
+    (
+        FileRole::Example,
+        &["example", "examples", "fixture", "fixtures", "sample", "stub", "factory", "factories", "seed", "seeder", "seeders", "サンプル", "ダミーデータ", "テストデータ", "初期データ"],
+    ),
+    (FileRole::Declarations, &["type", "types", "typing", "typings", "interface", "declaration", "declarations", "型"]),
 ];
 
 /// How much a file of this role keeps of its fused score for this query:
@@ -155,7 +166,7 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
         FileRole::Source => 1.0,
         FileRole::Test | FileRole::Translation => 0.5,
         FileRole::Docs => 0.6,
-        FileRole::Example => 0.7,
+        FileRole::Example | FileRole::Declarations => 0.7,
     }
 }
 
@@ -199,6 +210,10 @@ mod tests {
             ("lang/ja/server.php", FileRole::Translation),
             ("resources/lang/en/auth.php", FileRole::Translation),
             ("examples/app.py", FileRole::Example),
+            ("database/Factories/ServerFactory.php", FileRole::Example),
+            ("database/seeders/DatabaseSeeder.php", FileRole::Example),
+            ("resources/assets/js/types.d.ts", FileRole::Declarations),
+            ("src/app.pyi", FileRole::Declarations),
             ("resources/views/users/index.blade.php", FileRole::Source),
             ("app/Models/Latest.php", FileRole::Source),
         ] {
@@ -215,5 +230,7 @@ mod tests {
         assert!(prior(FileRole::Translation, "ログイン画面の色を変えたい") < 1.0);
         assert!(prior(FileRole::Test, "latest version") < 1.0, "whole words only");
         assert_eq!(prior(FileRole::Source, "anything"), 1.0);
+        assert!(prior(FileRole::Declarations, "skip to the next song") < 1.0);
+        assert_eq!(prior(FileRole::Declarations, "the Song type lacks a field"), 1.0);
     }
 }

@@ -24,9 +24,10 @@
 //! [`VECTOR_CONFIDENCE_FLOOR`], some hit contains every query word or
 //! defines the identifier searched for, or a Japanese request names two or
 //! more software words ([`crate::glossary`]) found by keyword; and not when
-//! most of its words occur nowhere in the index while no chunk is close in
-//! meaning (gibberish). Otherwise the answer is "no confident match" and no
-//! hits, rather than random code.
+//! no chunk is close in meaning while most of its words occur nowhere in
+//! the index (gibberish), or a CJK request has no word that is software
+//! vocabulary or in the index (off-topic: weather, recipes). Otherwise the
+//! answer is "no confident match" and no hits, rather than random code.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -133,7 +134,7 @@ pub struct SearchHit {
     /// Final score (0-1 in hybrid and semantic mode).
     pub score: f64,
     pub arms: Vec<Arm>,
-    /// Cosine similarity, when the vector arm found the chunk.
+    /// Calibrated similarity to the query, when the vector arm found the chunk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_score: Option<f32>,
     /// Keyword (BM25) score, when the lexical arm found the chunk.
@@ -284,8 +285,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     // evidence ranks low. Unknown words with only marginal similarity are
     // gibberish (hashes, keyboard mashing) whatever the vectors say.
     let best_vector = hits.iter().filter_map(|h| h.vector_score).fold(0.0f32, f32::max);
-    let vocabulary = if mode == Mode::Lexical { None } else { unknown_words(store, query)? };
-    let gibberish = vocabulary.as_ref().is_some_and(|(unknown, total)| unknown * 2 > *total) && best_vector < STRONG_VECTOR_SCORE;
+    let gibberish = mode != Mode::Lexical && best_vector < STRONG_VECTOR_SCORE && vocabulary(store, query)?.off_topic();
     let glossary_confident = mode != Mode::Semantic
         && crate::glossary::matched_terms(query) >= 2
         && hits.iter().any(|h| h.keyword_score.is_some());
@@ -305,7 +305,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         let best = hits.first().and_then(|h| h.vector_score);
         response.message = Some(match best {
             _ if gibberish => format!(
-                "no confident match: most words of the query appear nowhere in this repository and no chunk is close in meaning (best {best_vector:.2}); try other words, an identifier, or search_text"
+                "no confident match: the query's words are (mostly) unknown to this repository and no chunk is close in meaning (best {best_vector:.2}); try other words, an identifier, or search_text"
             ),
             Some(s) => format!(
                 "no confident match: the closest chunk scored {s:.2}, below the confidence floor {VECTOR_CONFIDENCE_FLOOR}; try other words or search_text"
@@ -361,28 +361,67 @@ fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<Se
 /// whatever the words: the vocabulary check below does not overrule it.
 const STRONG_VECTOR_SCORE: f32 = 0.4;
 
-/// How many of the query's plain ASCII words (3+ characters, not stop words,
-/// not numbers) occur nowhere in the index, by themselves or by their stem,
-/// out of how many words (Japanese software vocabulary, see
-/// [`crate::glossary`], counts as known words): `None` when the query has no
-/// ASCII word.
-fn unknown_words(store: &Store, query: &str) -> Result<Option<(usize, usize)>, SearchError> {
+/// How much of a query's vocabulary the index knows, for the gibberish
+/// gate (see [`vocabulary`]).
+#[derive(Debug, Default)]
+struct Vocabulary {
+    /// Plain ASCII words found nowhere in the index.
+    unknown: usize,
+    /// Plain ASCII words, plus Japanese software vocabulary ([`crate::glossary`]).
+    total: usize,
+    /// The query holds CJK text.
+    cjk: bool,
+    /// Words known: ASCII words in the index, vocabulary terms, and CJK words
+    /// found in the index.
+    known: usize,
+}
+
+impl Vocabulary {
+    /// Most words unknown; or a CJK request none of whose words the index or
+    /// the software vocabulary knows (Japanese words are rarely in English
+    /// code, so one known word is enough there).
+    fn off_topic(&self) -> bool {
+        (self.total > 0 && self.unknown * 2 > self.total) || (self.cjk && self.known == 0)
+    }
+}
+
+/// The query's vocabulary against the index: its plain ASCII words (3+
+/// characters, not stop words, not numbers) found or not, by themselves or
+/// by their stem; Japanese software vocabulary ([`crate::glossary`]) counts
+/// as known; other CJK words (two or more characters) are known when the
+/// index has them.
+fn vocabulary(store: &Store, query: &str) -> Result<Vocabulary, SearchError> {
+    use code_intel_store::tokenize::{MAX_QUERY_WORDS, has_cjk, is_stopword, match_expression};
     let words: Vec<&str> = query
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| w.len() >= 3 && !w.bytes().all(|b| b.is_ascii_digit()) && !code_intel_store::tokenize::is_stopword(w))
-        .take(code_intel_store::tokenize::MAX_QUERY_WORDS)
+        .filter(|w| w.len() >= 3 && !w.bytes().all(|b| b.is_ascii_digit()) && !is_stopword(w))
+        .take(MAX_QUERY_WORDS)
         .collect();
-    if words.is_empty() {
-        return Ok(None);
-    }
-    let mut unknown = 0;
+    let found = |word: &str| -> Result<bool, SearchError> {
+        match match_expression(word, false) {
+            Some(expression) => Ok(store.any_match(&expression)?),
+            None => Ok(false),
+        }
+    };
+    let mut vocabulary = Vocabulary { cjk: has_cjk(query), ..Vocabulary::default() };
     for word in &words {
-        let Some(expression) = code_intel_store::tokenize::match_expression(word, false) else { continue };
-        if !store.any_match(&expression)? {
-            unknown += 1;
+        if found(word)? {
+            vocabulary.known += 1;
+        } else {
+            vocabulary.unknown += 1;
         }
     }
-    Ok(Some((unknown, words.len() + crate::glossary::matched_terms(query))))
+    let terms = crate::glossary::matched_terms(query);
+    vocabulary.total = words.len() + terms;
+    vocabulary.known += terms;
+    if vocabulary.cjk {
+        for word in query_words(query).into_iter().take(MAX_QUERY_WORDS) {
+            if has_cjk(word) && word.chars().count() >= 2 && crate::glossary::matched_terms(word) == 0 && found(word)? {
+                vocabulary.known += 1;
+            }
+        }
+    }
+    Ok(vocabulary)
 }
 
 fn status_hint(status: &VectorStatus) -> String {

@@ -248,4 +248,26 @@ mod tests {
         assert!(search(&store, &LexicalQuery::new("(*)")).unwrap().is_empty());
         assert!(search(&store, &LexicalQuery::new("zzzunknownzzz")).unwrap().is_empty());
     }
+
+    #[test]
+    fn japanese_words_find_japanese_comments_and_templates() {
+        let store = store(&[
+            (
+                "app/Http/Controllers/UserController.php",
+                vec![chunk("m1", "method", "destroy", "// ユーザーを削除する（論理削除）\npublic function destroy(User $user) { $user->delete(); }", 30)],
+            ),
+            ("resources/views/login.blade.php", vec![chunk("lines:1-3", "lines", "login.blade.php:1-3", "<h1>ログイン画面</h1>\n<p>パスワードを入力してください</p>", 1)]),
+            ("app/Models/Team.php", vec![chunk("c1", "class", "Team", "class Team extends Model {} // チーム", 1)]),
+        ]);
+        for (query, expected) in [
+            ("ユーザーの削除処理はどこ？", "destroy"),
+            ("ログイン画面のパスワード欄", "login.blade.php:1-3"),
+            ("削除", "destroy"),
+        ] {
+            let hits = search(&store, &LexicalQuery::new(query)).unwrap();
+            assert_eq!(names(&hits).first(), Some(&expected), "{query}: {:?}", names(&hits));
+        }
+        // A word is the phrase of its pairs: 論理 alone is not 論理和.
+        assert!(search(&store, &LexicalQuery::new("論理和")).unwrap().is_empty());
+    }
 }

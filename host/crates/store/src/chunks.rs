@@ -76,6 +76,14 @@ pub const SCHEMA: Schema = Schema {
         // Names compared ignoring case and `_` (`get_user` = `getUser`), for
         // the exact-identifier tiers of lexical search.
         "CREATE INDEX chunks_by_folded_name ON chunks(lower(replace(name, '_', '')));",
+        // CJK text is also indexed as character pairs (see tokenize.rs):
+        // files holding any are read and chunked again at the next sync, as
+        // if changed. Their embeddings are kept (same content hashes).
+        "UPDATE files SET sha256 = '', mtime_ns = -1
+         WHERE path GLOB '*[\u{3040}-\u{30FF}\u{3400}-\u{4DBF}\u{4E00}-\u{9FFF}\u{AC00}-\u{D7AF}]*'
+            OR id IN (SELECT file_id FROM chunks
+                      WHERE content GLOB '*[\u{3040}-\u{30FF}\u{3400}-\u{4DBF}\u{4E00}-\u{9FFF}\u{AC00}-\u{D7AF}]*'
+                         OR name GLOB '*[\u{3040}-\u{30FF}\u{3400}-\u{4DBF}\u{4E00}-\u{9FFF}\u{AC00}-\u{D7AF}]*');",
     ],
 };
 
@@ -412,6 +420,33 @@ mod tests {
             .collect();
         let record = FileRecord { path: path.into(), sha256: "00".repeat(32), size: 1, mtime_ns: 1 };
         (record, ChunkedFile { chunks, chunker: "probe".into(), ..ChunkedFile::default() })
+    }
+
+    #[test]
+    fn upgrading_marks_files_with_cjk_text_for_chunking_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.db");
+        {
+            let mut store = Store::open(&path).unwrap();
+            let (english, chunks) = file("a.py", 1);
+            let (japanese, mut ja_chunks) = file("b.py", 1);
+            ja_chunks.chunks[0].content = "# ユーザーを削除する\ndef f0(): pass".into();
+            store.write(|w| {
+                w.replace_file(&english, &chunks, 1)?;
+                w.replace_file(&japanese, &ja_chunks, 1).map(|_| ())
+            })
+            .unwrap();
+            // As an index written before the step.
+            store
+                .conn()
+                .execute_batch("UPDATE schema_versions SET version = 2 WHERE module = 'index'; PRAGMA user_version = 0;")
+                .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let files = store.indexed_files().unwrap();
+        let sha = |p: &str| files.iter().find(|f| f.path == p).unwrap().sha256.clone();
+        assert_eq!(sha("a.py"), "00".repeat(32));
+        assert_eq!(sha("b.py"), "", "chunked again at the next sync");
     }
 
     #[test]

@@ -9,6 +9,15 @@
 //! so `getUserName`, `get_user_name`, `GetUserName` and `user name` all find
 //! both spellings.
 //!
+//! Chinese, Japanese and Korean text has no spaces between words, so a run
+//! of CJK characters would be one token. Each run of two or more is also
+//! indexed as its overlapping character pairs ([`push_cjk_bigrams`]: `ユーザー`
+//! adds `ユー ーザ ザー`), the usual bigram indexing of CJK search engines, and
+//! a query's CJK words are searched as the phrase of their pairs, so `削除`
+//! finds `ユーザーを削除する` without a dictionary. A query's CJK words are its
+//! runs of kanji, katakana or hangul; hiragana (particles, inflections)
+//! separates them ([`query_words`]).
+//!
 //! ```
 //! use code_intel_store::tokenize::{split_identifier, match_expression};
 //! assert_eq!(split_identifier("parseHTTPResponse2"), ["parse", "HTTP", "Response2"]);
@@ -26,6 +35,84 @@ pub const MAX_QUERY_WORDS: usize = 32;
 
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
+}
+
+/// The CJK script of a character, for bigram indexing and for splitting a
+/// query into words; `None` for every other character.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cjk {
+    Han,
+    Hiragana,
+    Katakana,
+    Hangul,
+}
+
+fn cjk(c: char) -> Option<Cjk> {
+    match c {
+        '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FA1F}' | '々' | '〆' => {
+            Some(Cjk::Han)
+        }
+        '\u{3041}'..='\u{309F}' => Some(Cjk::Hiragana),
+        '\u{30A0}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}' | '\u{FF66}'..='\u{FF9F}' => Some(Cjk::Katakana),
+        '\u{AC00}'..='\u{D7AF}' | '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}' => Some(Cjk::Hangul),
+        _ => None,
+    }
+}
+
+/// Appends the overlapping character pairs of each run of two or more CJK
+/// characters in `word`, each preceded by a space (see the module docs).
+pub fn push_cjk_bigrams(word: &str, out: &mut String) {
+    let mut previous: Option<(usize, char)> = None;
+    let mut pushed = false;
+    for (i, c) in word.char_indices() {
+        if cjk(c).is_none() {
+            previous = None;
+            continue;
+        }
+        if let Some((start, _)) = previous {
+            out.push(' ');
+            out.push_str(&word[start..i + c.len_utf8()]);
+            pushed = true;
+        }
+        previous = Some((i, c));
+    }
+    if pushed {
+        out.push(' ');
+    }
+}
+
+/// Splits a word holding CJK text into what a query searches for: its runs
+/// of kanji, katakana or hangul (a change of script ends a run; hiragana
+/// separates runs and is dropped), and its runs of other word characters.
+fn query_segments(word: &str) -> impl Iterator<Item = &str> {
+    let mut segments = Vec::new();
+    let mut start: Option<(usize, Option<Cjk>)> = None;
+    for (i, c) in word.char_indices() {
+        let script = cjk(c);
+        match start {
+            Some((_, s)) if s == script => {}
+            _ => {
+                if let Some((at, s)) = start.take()
+                    && s != Some(Cjk::Hiragana)
+                {
+                    segments.push(&word[at..i]);
+                }
+                start = Some((i, script));
+            }
+        }
+    }
+    if let Some((at, s)) = start
+        && s != Some(Cjk::Hiragana)
+    {
+        segments.push(&word[at..]);
+    }
+    segments.into_iter()
+}
+
+/// Does `text` hold any Chinese, Japanese or Korean character?
+#[must_use]
+pub fn has_cjk(text: &str) -> bool {
+    text.chars().any(|c| cjk(c).is_some())
 }
 
 /// The words of an identifier: split at `_`, at lower-to-upper case changes
@@ -64,6 +151,7 @@ pub fn expand_identifiers(text: &str, out: &mut String) {
         } else if let Some(start) = word_start.take() {
             out.push_str(&text[start..i]);
             push_parts(&text[start..i], out);
+            push_cjk_bigrams(&text[start..i], out);
             out.push(c);
         } else {
             out.push(c);
@@ -72,6 +160,7 @@ pub fn expand_identifiers(text: &str, out: &mut String) {
     if let Some(start) = word_start {
         out.push_str(&text[start..]);
         push_parts(&text[start..], out);
+        push_cjk_bigrams(&text[start..], out);
     }
 }
 
@@ -110,11 +199,26 @@ pub fn is_stopword(word: &str) -> bool {
 
 /// The identifier-like words of a query, in order, at most [`MAX_QUERY_WORDS`].
 /// Stop words ([`is_stopword`]) are left out unless nothing else is left.
+/// Text in CJK scripts is split into its runs of one script (see the module
+/// docs); a lone kana is dropped.
 #[must_use]
 pub fn query_words(query: &str) -> Vec<&str> {
-    let all = query.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty());
-    let kept: Vec<&str> = all.clone().filter(|w| !is_stopword(w)).take(MAX_QUERY_WORDS).collect();
-    if kept.is_empty() { all.take(MAX_QUERY_WORDS).collect() } else { kept }
+    let mut all: Vec<&str> = Vec::new();
+    for word in query.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()) {
+        if has_cjk(word) {
+            let lone_kana = |w: &&str| w.chars().count() == 1 && w.chars().all(|c| matches!(cjk(c), Some(Cjk::Katakana)));
+            all.extend(query_segments(word).filter(|w| !lone_kana(w)));
+        } else {
+            all.push(word);
+        }
+    }
+    let kept: Vec<&str> = all.iter().copied().filter(|w| !is_stopword(w)).take(MAX_QUERY_WORDS).collect();
+    if kept.is_empty() {
+        all.truncate(MAX_QUERY_WORDS);
+        all
+    } else {
+        kept
+    }
 }
 
 /// The English stem of a plain word, when it differs from the word and is
@@ -145,6 +249,9 @@ pub fn match_expression(query: &str, any: bool) -> Option<String> {
     let clauses: Vec<String> = words
         .iter()
         .map(|word| {
+            if has_cjk(word) {
+                return cjk_clause(word);
+            }
             let parts: Vec<&str> = split_identifier(word);
             if parts.is_empty() || (parts.len() == 1 && parts[0] == *word) {
                 match stem_prefix(word) {
@@ -157,6 +264,16 @@ pub fn match_expression(query: &str, any: bool) -> Option<String> {
         })
         .collect();
     Some(clauses.join(if any { " OR " } else { " AND " }))
+}
+
+/// A CJK query word as a full-text clause: the phrase of its character
+/// pairs (what [`push_cjk_bigrams`] indexed), or a single character as the
+/// prefix of a token.
+fn cjk_clause(word: &str) -> String {
+    let mut pairs = String::new();
+    push_cjk_bigrams(word, &mut pairs);
+    let pairs = pairs.trim();
+    if pairs.is_empty() { format!("\"{word}\"*") } else { format!("\"{pairs}\"") }
 }
 
 /// Lower-cases and drops `_`, so `get_user_name`, `getUserName` and
@@ -191,6 +308,27 @@ mod tests {
         let mut out = String::new();
         expand_identifiers("", &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn cjk_runs_are_also_indexed_as_pairs() {
+        let mut out = String::new();
+        expand_identifiers("// ユーザーを削除する deleteUser", &mut out);
+        assert_eq!(out, "// ユーザーを削除する ユー ーザ ザー ーを を削 削除 除す する  deleteUser delete User ");
+        let mut out = String::new();
+        expand_identifiers("表 a", &mut out);
+        assert_eq!(out, "表 a", "a single character has no pairs");
+    }
+
+    #[test]
+    fn cjk_queries_search_their_words_as_pairs() {
+        assert_eq!(query_words("ユーザーを削除するとエラーが出る"), ["ユーザー", "削除", "エラー", "出"]);
+        assert_eq!(query_words("サーバー一覧でCSVを出力したい"), ["サーバー", "一覧", "CSV", "出力"]);
+        assert_eq!(
+            match_expression("ユーザーを削除", true).unwrap(),
+            r#""ユー ーザ ザー" OR "削除""#
+        );
+        assert_eq!(match_expression("色", false).unwrap(), r#""色"*"#);
     }
 
     #[test]
