@@ -26,17 +26,17 @@ import run as bench  # noqa: E402
 MODES = ["lexical", "semantic", "hybrid"]
 
 # Floors under what the default model measures on these fixtures with
-# `code-intel search` (lexical R@5 0.80 / MRR 0.55, semantic 0.53 / 0.38,
-# hybrid 0.57 / 0.32): a change that makes ranking clearly worse fails here.
+# `code-intel search` (lexical R@5 0.81 / MRR 0.58, semantic 0.56 / 0.39,
+# hybrid 0.59 / 0.42): a change that makes ranking clearly worse fails here.
 # The fixtures are small and their files alike, so one request moving one
 # place is ~0.03 of R@5.
-MIN_HYBRID_R5 = 0.5
-MIN_HYBRID_MRR = 0.25
+MIN_HYBRID_R5 = 0.53
+MIN_HYBRID_MRR = 0.35
 # How far hybrid may trail the better arm. The goal is 0; today it trails
-# lexical by 0.23 of R@5 and 0.17 of MRR (the vector arm, weighted 2:1, is
-# the weaker one on these fixtures; bench/README.md, "What is weak"), so
-# this guards against the gap growing, and is to shrink as fusion improves.
-HYBRID_SLACK = 0.3
+# lexical by 0.22 of R@5 and 0.16 of MRR (the vector arm is much the weaker
+# one on these fixtures; bench/README.md, "What is weak"), so this guards
+# against the gap growing, and is to shrink as fusion improves.
+HYBRID_SLACK = 0.25
 MIN_REFUSED = 0.5
 
 
