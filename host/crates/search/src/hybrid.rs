@@ -285,11 +285,15 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     // evidence ranks low. Unknown words with only marginal similarity are
     // gibberish (hashes, keyboard mashing) whatever the vectors say.
     let best_vector = hits.iter().filter_map(|h| h.vector_score).fold(0.0f32, f32::max);
-    let gibberish = mode != Mode::Lexical && best_vector < STRONG_VECTOR_SCORE && vocabulary(store, query)?.off_topic();
-    let glossary_confident = mode != Mode::Semantic
-        && crate::glossary::matched_terms(query) >= 2
-        && hits.iter().any(|h| h.keyword_score.is_some());
-    let any_confident = !gibberish && (hits.iter().any(|h| h.confident) || glossary_confident);
+    let vocabulary = if mode != Mode::Lexical && best_vector < STRONG_VECTOR_SCORE { Some(vocabulary(store, query)?) } else { None };
+    let gibberish = vocabulary.as_ref().is_some_and(Vocabulary::off_topic);
+    let found_by_keyword = hits.iter().any(|h| h.keyword_score.is_some());
+    let glossary_confident = mode != Mode::Semantic && crate::glossary::matched_terms(query) >= 2 && found_by_keyword;
+    // A request in the repository's own words is about it, even when no
+    // chunk holds every word and none is close enough in meaning (a long
+    // bug report).
+    let familiar = mode == Mode::Hybrid && found_by_keyword && vocabulary.as_ref().is_some_and(Vocabulary::familiar);
+    let any_confident = !gibberish && (hits.iter().any(|h| h.confident) || glossary_confident || familiar);
     if any_confident {
         let mut hits = by_file(hits, query, &request.weights);
         hits.truncate(n);
@@ -359,6 +363,9 @@ fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<Se
 /// whatever the words: the vocabulary check below does not overrule it.
 const STRONG_VECTOR_SCORE: f32 = 0.4;
 
+/// Known words that make a request [`Vocabulary::familiar`].
+const FAMILIAR_WORDS: usize = 3;
+
 /// How much of a query's vocabulary the index knows, for the gibberish
 /// gate (see [`vocabulary`]).
 #[derive(Debug, Default)]
@@ -380,6 +387,13 @@ impl Vocabulary {
     /// code, so one known word is enough there).
     fn off_topic(&self) -> bool {
         (self.total > 0 && self.unknown * 2 > self.total) || (self.cjk && self.known == 0)
+    }
+
+    /// At least [`FAMILIAR_WORDS`] words, and two thirds of them, known to
+    /// the index: the request speaks the repository's language.
+    fn familiar(&self) -> bool {
+        let known = self.total.saturating_sub(self.unknown);
+        known >= FAMILIAR_WORDS && known * 3 >= self.total * 2
     }
 }
 
@@ -633,6 +647,20 @@ mod tests {
         assert!(name_in_query("compute_order_total", &terms));
         assert!(name_in_query("OrderTotal", &terms));
         assert!(!name_in_query("login", &terms));
+    }
+
+    #[test]
+    fn vocabulary_judges_requests_by_their_words() {
+        let v = |unknown, total, cjk, known| Vocabulary { unknown, total, cjk, known };
+        // "qwxz zzkv plorf": nothing known.
+        assert!(v(3, 3, false, 0).off_topic() && !v(3, 3, false, 0).familiar());
+        // "how do I repot an orchid without damaging the roots": 3 of 5 known.
+        assert!(!v(2, 5, false, 3).off_topic() && !v(2, 5, false, 3).familiar());
+        // A bug report in the code's words: 11 of 13 known.
+        assert!(v(2, 13, false, 11).familiar());
+        // "明日の東京の天気を教えてください": CJK, nothing known.
+        assert!(v(0, 0, true, 0).off_topic());
+        assert!(!v(0, 1, true, 1).off_topic(), "one software word is enough in Japanese");
     }
 
     #[test]
