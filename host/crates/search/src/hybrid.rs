@@ -153,6 +153,10 @@ pub struct SearchHit {
     /// The chunk defines what the query names.
     #[serde(skip)]
     defines: bool,
+    /// The chunk holds every word of the query (or is the identifier
+    /// searched for): then each word is known to the index.
+    #[serde(skip)]
+    every_word: bool,
 }
 
 /// The answer.
@@ -285,7 +289,13 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     // evidence ranks low. Unknown words with only marginal similarity are
     // gibberish (hashes, keyboard mashing) whatever the vectors say.
     let best_vector = hits.iter().filter_map(|h| h.vector_score).fold(0.0f32, f32::max);
-    let vocabulary = if mode != Mode::Lexical && best_vector < STRONG_VECTOR_SCORE { Some(vocabulary(store, query)?) } else { None };
+    // A chunk holding every word settles that the words are known: no
+    // probes then (one full-text lookup per word).
+    let vocabulary = if mode != Mode::Lexical && best_vector < STRONG_VECTOR_SCORE && !hits.iter().any(|h| h.every_word) {
+        Some(vocabulary(store, query)?)
+    } else {
+        None
+    };
     let gibberish = vocabulary.as_ref().is_some_and(Vocabulary::off_topic);
     let found_by_keyword = hits.iter().any(|h| h.keyword_score.is_some());
     let glossary_confident = mode != Mode::Semantic && crate::glossary::matched_terms(query) >= 2 && found_by_keyword;
@@ -461,6 +471,7 @@ fn vector_only(h: ForestHit) -> SearchHit {
         rowid: h.rowid,
         confident: h.score >= VECTOR_CONFIDENCE_FLOOR,
         defines: false,
+        every_word: false,
     }
 }
 
@@ -518,6 +529,7 @@ fn lexical_hit(h: LexicalHit) -> SearchHit {
         rowid: h.chunk_rowid,
         confident: h.all_words || h.exact,
         defines: h.exact,
+        every_word: h.all_words || h.exact,
     }
 }
 
