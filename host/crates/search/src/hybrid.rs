@@ -22,8 +22,10 @@
 //! Every hit says which arms found it. Confidence is judged for the query:
 //! it is confident when some hit's vector similarity reaches
 //! [`VECTOR_CONFIDENCE_FLOOR`], some hit contains every query word or
-//! defines the identifier searched for, or a Japanese request names two or
-//! more software words ([`crate::glossary`]) found by keyword; and not when
+//! defines the identifier searched for, a Japanese request names two or
+//! more software words ([`crate::glossary`]) found by keyword, or (hybrid)
+//! two thirds of its words, three at least, occur in the index and the
+//! keywords found something; and not when
 //! no chunk is close in meaning while most of its words occur nowhere in
 //! the index (gibberish), or a CJK request has no word that is software
 //! vocabulary or in the index (off-topic: weather, recipes). Otherwise the

@@ -62,19 +62,20 @@ fn cjk(c: char) -> Option<Cjk> {
 /// Appends the overlapping character pairs of each run of two or more CJK
 /// characters in `word`, each preceded by a space (see the module docs).
 pub fn push_cjk_bigrams(word: &str, out: &mut String) {
-    let mut previous: Option<(usize, char)> = None;
+    // Byte offset of the previous character when it is CJK.
+    let mut previous: Option<usize> = None;
     let mut pushed = false;
     for (i, c) in word.char_indices() {
         if cjk(c).is_none() {
             previous = None;
             continue;
         }
-        if let Some((start, _)) = previous {
+        if let Some(start) = previous {
             out.push(' ');
             out.push_str(&word[start..i + c.len_utf8()]);
             pushed = true;
         }
-        previous = Some((i, c));
+        previous = Some(i);
     }
     if pushed {
         out.push(' ');
@@ -84,7 +85,7 @@ pub fn push_cjk_bigrams(word: &str, out: &mut String) {
 /// Splits a word holding CJK text into what a query searches for: its runs
 /// of kanji, katakana or hangul (a change of script ends a run; hiragana
 /// separates runs and is dropped), and its runs of other word characters.
-fn query_segments(word: &str) -> impl Iterator<Item = &str> {
+fn query_segments(word: &str) -> Vec<&str> {
     let mut segments = Vec::new();
     let mut start: Option<(usize, Option<Cjk>)> = None;
     for (i, c) in word.char_indices() {
@@ -106,7 +107,7 @@ fn query_segments(word: &str) -> impl Iterator<Item = &str> {
     {
         segments.push(&word[at..]);
     }
-    segments.into_iter()
+    segments
 }
 
 /// Does `text` hold any Chinese, Japanese or Korean character?
@@ -207,7 +208,7 @@ pub fn query_words(query: &str) -> Vec<&str> {
     for word in query.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()) {
         if has_cjk(word) {
             let lone_kana = |w: &&str| w.chars().count() == 1 && w.chars().all(|c| matches!(cjk(c), Some(Cjk::Katakana)));
-            all.extend(query_segments(word).filter(|w| !lone_kana(w)));
+            all.extend(query_segments(word).into_iter().filter(|w| !lone_kana(w)));
         } else {
             all.push(word);
         }
