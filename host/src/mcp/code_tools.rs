@@ -77,16 +77,21 @@ pub struct SearchTextArgs {
     /// File types by ripgrep's names: `py`, `php`, `js`, `ts`, `rust`, `go`, `java`, `css`, `html`, ...
     pub file_types: Option<Vec<String>>,
     /// Lines of context before and after each match (0-20). Default 0.
+    #[schemars(range(max = text::MAX_CONTEXT_LINES))]
     pub context_lines: Option<u32>,
     /// Lines of context before each match; overrides `context_lines`.
+    #[schemars(range(max = text::MAX_CONTEXT_LINES))]
     pub before_context: Option<u32>,
     /// Lines of context after each match; overrides `context_lines`.
+    #[schemars(range(max = text::MAX_CONTEXT_LINES))]
     pub after_context: Option<u32>,
     /// Also search hidden files and directories (dot-files). Default false.
     pub include_hidden: Option<bool>,
     /// Matches returned at most (1-1000). Default 50.
+    #[schemars(range(min = 1, max = budget::MAX_MAX_RESULTS))]
     pub max_results: Option<u32>,
     /// Output budget in characters (500-200000). Default 20000.
+    #[schemars(range(min = budget::MIN_MAX_CHARS, max = budget::MAX_MAX_CHARS))]
     pub max_chars: Option<u32>,
 }
 
@@ -116,8 +121,10 @@ pub struct FindDefinitionsArgs {
     /// Only definitions in this file or directory (repository-relative).
     pub path: Option<String>,
     /// Definitions returned at most (1-1000). Default 50.
+    #[schemars(range(min = 1, max = budget::MAX_MAX_RESULTS))]
     pub max_results: Option<u32>,
     /// Output budget in characters (500-200000). Default 20000.
+    #[schemars(range(min = budget::MIN_MAX_CHARS, max = budget::MAX_MAX_CHARS))]
     pub max_chars: Option<u32>,
 }
 
@@ -136,8 +143,10 @@ pub struct FindReferencesArgs {
     /// Also list the definition lines themselves. Default false.
     pub include_definitions: Option<bool>,
     /// Usage lines returned at most (1-1000). Default 50.
+    #[schemars(range(min = 1, max = budget::MAX_MAX_RESULTS))]
     pub max_results: Option<u32>,
     /// Output budget in characters (500-200000). Default 20000.
+    #[schemars(range(min = budget::MIN_MAX_CHARS, max = budget::MAX_MAX_CHARS))]
     pub max_chars: Option<u32>,
 }
 
@@ -148,8 +157,10 @@ pub struct AnalyzeStructureArgs {
     /// File or directory (repository-relative). Default: the repository root.
     pub path: Option<String>,
     /// Files listed at most for a directory (1-1000). Default 50.
+    #[schemars(range(min = 1, max = budget::MAX_MAX_RESULTS))]
     pub max_results: Option<u32>,
     /// Output budget in characters (500-200000). Default 20000.
+    #[schemars(range(min = budget::MIN_MAX_CHARS, max = budget::MAX_MAX_CHARS))]
     pub max_chars: Option<u32>,
 }
 
@@ -160,10 +171,12 @@ pub struct FunctionAtLineArgs {
     /// File (repository-relative).
     pub path: String,
     /// 1-based line number.
+    #[schemars(range(min = 1))]
     pub line: u32,
     /// Include the code of the function. Default true.
     pub include_code: Option<bool>,
     /// Output budget in characters (500-200000). Default 20000.
+    #[schemars(range(min = budget::MIN_MAX_CHARS, max = budget::MAX_MAX_CHARS))]
     pub max_chars: Option<u32>,
 }
 
@@ -176,6 +189,7 @@ pub struct RepoMapArgs {
     /// Files being worked on: the map favours the symbols they use.
     pub focus: Option<Vec<String>>,
     /// Size of the map in tokens (64-16384). Default 1024.
+    #[schemars(range(min = MIN_MAP_TOKENS, max = MAX_MAP_TOKENS))]
     pub max_tokens: Option<u32>,
 }
 
@@ -198,6 +212,7 @@ pub struct SemanticSearchArgs {
     /// What to look for, in natural language or code words (`where are invoices totalled`).
     pub query: String,
     /// Results returned at most (1-100). Default 10.
+    #[schemars(range(min = 1, max = MAX_SEMANTIC_RESULTS))]
     pub n_results: Option<u32>,
     /// `auto` (default), `forest` (code) or `map` (agreements).
     pub collection: Option<CollectionArg>,
@@ -206,6 +221,7 @@ pub struct SemanticSearchArgs {
     /// Only these chunk kinds, e.g. `["function", "method"]`.
     pub kinds: Option<Vec<String>>,
     /// Output budget in characters (500-200000). Default 20000.
+    #[schemars(range(min = budget::MIN_MAX_CHARS, max = budget::MAX_MAX_CHARS))]
     pub max_chars: Option<u32>,
 }
 
@@ -1644,6 +1660,21 @@ mod tests {
         for (name, schema) in schemas {
             assert_eq!(schema::portability_problems(&schema), Vec::<String>::new(), "{name}: {schema:#}");
             assert_eq!(schema["type"], "object", "{name}");
+        }
+    }
+
+    /// Clients treat a tool without hints as destructive: every tool is
+    /// read-only or says it is not destructive.
+    #[test]
+    fn every_tool_declares_its_effects() {
+        for tool in CodeIntelServer::tool_router().list_all() {
+            let a = tool.annotations.as_ref().unwrap_or_else(|| panic!("{} has no annotations", tool.name));
+            assert!(
+                a.read_only_hint == Some(true) || a.destructive_hint == Some(false),
+                "{}: neither readOnlyHint nor destructiveHint: false",
+                tool.name
+            );
+            assert_eq!(a.open_world_hint, Some(false), "{}", tool.name);
         }
     }
 

@@ -62,11 +62,25 @@ fn generate<T: JsonSchema>(for_output: bool) -> JsonObject {
     object
 }
 
-/// Rewrites a schema in place into the subset every client understands.
+/// Rewrites a schema in place into the subset every client understands:
+/// no nullable branches, no non-standard formats, enums as
+/// `{"type": "string", "enum": [...]}` (not `oneOf` + `const`), no
+/// `additionalProperties: true` (the default anyway), and no bare `true`
+/// schema (an unconstrained value is declared as an object by its type, see
+/// [`JsonObject`]).
 pub fn simplify(value: &mut Value) {
     match value {
         Value::Object(map) => {
             collapse_nullable(map);
+            collapse_const_enum(map);
+            if map.get("additionalProperties") == Some(&Value::Bool(true)) {
+                map.remove("additionalProperties");
+            }
+            if map.get("type").and_then(Value::as_str) == Some("integer")
+                && map.get("minimum").and_then(Value::as_f64).is_some_and(|m| m.fract() != 0.0)
+            {
+                map.remove("minimum");
+            }
             if let Some(Value::String(format)) = map.get("format")
                 && !STANDARD_FORMATS.contains(&format.as_str())
             {
@@ -118,14 +132,62 @@ fn collapse_nullable(map: &mut Map<String, Value>) {
     }
 }
 
+/// `oneOf`/`anyOf` whose branches are each one constant of one JSON type
+/// (what schemars writes for an enum whose variants have doc comments) ->
+/// `"type"` + `"enum"`. The variants' descriptions go; the property's own
+/// description names the values.
+fn collapse_const_enum(map: &mut Map<String, Value>) {
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(branches)) = map.get(key) else { continue };
+        let constants: Option<Vec<Vec<Value>>> = branches
+            .iter()
+            .map(|b| {
+                let b = b.as_object()?;
+                let values = match (b.get("const"), b.get("enum")) {
+                    (Some(c), None) => vec![c.clone()],
+                    (None, Some(Value::Array(e))) => e.clone(),
+                    _ => return None,
+                };
+                b.keys().all(|k| matches!(k.as_str(), "const" | "enum" | "type" | "description" | "title")).then_some(values)
+            })
+            .collect();
+        let Some(constants) = constants else { continue };
+        let constants: Vec<Value> = constants.into_iter().flatten().collect();
+        let Some(kind) = json_type(&constants) else { continue };
+        map.remove(key);
+        map.insert("type".into(), Value::String(kind.into()));
+        map.insert("enum".into(), Value::Array(constants));
+    }
+    if map.contains_key("enum") && !map.contains_key("type")
+        && let Some(kind) = map.get("enum").and_then(Value::as_array).and_then(|e| json_type(e))
+    {
+        map.insert("type".into(), Value::String(kind.into()));
+    }
+}
+
+/// The one JSON type all `values` share (`None` when they mix types).
+fn json_type(values: &[Value]) -> Option<&'static str> {
+    let kind = |v: &Value| match v {
+        Value::String(_) => Some("string"),
+        Value::Bool(_) => Some("boolean"),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some("integer"),
+        Value::Number(_) => Some("number"),
+        _ => None,
+    };
+    let first = kind(values.first()?)?;
+    values.iter().all(|v| kind(v) == Some(first)).then_some(first)
+}
+
 fn is_null_schema(value: &Value) -> bool {
     value.get("type").and_then(Value::as_str) == Some("null")
         || value.get("const").is_some_and(Value::is_null)
         || value.as_object().is_some_and(|m| m.get("enum").and_then(Value::as_array).is_some_and(|e| e.iter().all(Value::is_null)))
 }
 
-/// Every place in a schema that uses a feature some client rejects
-/// (union `type` arrays, `$ref`, nullable branches), as JSON pointers.
+/// Every place in a schema that uses a feature some client rejects or a
+/// strict validator (MCP Inspector `--strict`) warns about, as JSON
+/// pointers: union `type` arrays, `$ref`, nullable branches, boolean
+/// schemas, properties without a `type`, enums written as `oneOf`/`const`.
 #[cfg(test)]
 #[must_use]
 pub fn portability_problems(value: &Value) -> Vec<String> {
@@ -147,6 +209,30 @@ fn walk(value: &Value, pointer: String, problems: &mut Vec<String>) {
             if map.get("type").and_then(Value::as_str) == Some("null") {
                 problems.push(format!("{pointer} is a null branch"));
             }
+            if map.contains_key("const") {
+                problems.push(format!("{pointer}/const (an enum as oneOf + const)"));
+            }
+            if map.contains_key("enum") && !map.contains_key("type") {
+                problems.push(format!("{pointer}/enum has no type"));
+            }
+            for (k, v) in map.iter().filter(|(k, _)| !matches!(k.as_str(), "required" | "enum" | "default" | "examples")) {
+                if v.is_boolean() && k != "additionalProperties" {
+                    problems.push(format!("{pointer}/{k} is a boolean schema"));
+                }
+            }
+            if let Some(Value::Object(props)) = map.get("properties") {
+                for (name, prop) in props {
+                    let typed = prop.get("type").is_some() || prop.get("$ref").is_some();
+                    if !typed {
+                        problems.push(format!("{pointer}/properties/{name} has no type"));
+                    }
+                }
+            }
+            if let Some(items) = map.get("items")
+                && items.get("type").is_none()
+            {
+                problems.push(format!("{pointer}/items has no type"));
+            }
             for (k, v) in map {
                 walk(v, format!("{pointer}/{k}"), problems);
             }
@@ -167,8 +253,10 @@ mod tests {
     #[derive(serde::Deserialize, JsonSchema)]
     #[allow(dead_code)]
     enum Mode {
+        /// The first.
         #[serde(rename = "a")]
         A,
+        /// The second.
         #[serde(rename = "b")]
         B,
     }
@@ -190,6 +278,10 @@ mod tests {
         mode: Option<Mode>,
         inner: Option<Inner>,
         tags: Option<Vec<String>>,
+        /// Any arguments.
+        params: Option<JsonObject>,
+        #[schemars(range(min = 1, max = 10))]
+        count: Option<u32>,
     }
 
     #[test]
@@ -201,6 +293,10 @@ mod tests {
         assert!(schema["properties"]["limit"].get("format").is_none());
         assert_eq!(schema["properties"]["limit"]["description"], "Maybe.");
         assert_eq!(schema["properties"]["mode"]["enum"], serde_json::json!(["a", "b"]));
+        assert_eq!(schema["properties"]["mode"]["type"], "string");
+        assert!(schema["properties"]["mode"].get("oneOf").is_none(), "{schema:#}");
+        assert_eq!(schema["properties"]["params"], serde_json::json!({"type": "object", "description": "Any arguments."}));
+        assert_eq!((&schema["properties"]["count"]["minimum"], &schema["properties"]["count"]["maximum"]), (&serde_json::json!(1), &serde_json::json!(10)));
         assert_eq!(schema["properties"]["inner"]["type"], "object");
         assert_eq!(schema["properties"]["tags"]["type"], "array");
         assert!(schema.get("$schema").is_none());

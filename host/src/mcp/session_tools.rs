@@ -494,7 +494,7 @@ pub struct EvidenceArg {
     /// The exact tool used (find_definitions, find_references, search_text, ...).
     pub tool: String,
     /// The arguments of that call (a subset is enough to identify it).
-    pub params: Option<Value>,
+    pub params: Option<JsonObject>,
     /// What it showed, in a sentence.
     pub result: Option<String>,
 }
@@ -597,7 +597,7 @@ pub struct VerificationEvidenceArg {
     /// Where the symbol is defined.
     pub file: Option<String>,
     pub line: Option<u32>,
-    pub params: Option<Value>,
+    pub params: Option<JsonObject>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -701,7 +701,7 @@ fn evidence_map(e: Option<SlotEvidenceArg>) -> BTreeMap<String, EvidenceInput> {
         ("desired_action", e.desired_action),
     ] {
         if let Some(v) = v {
-            out.insert(k.to_string(), EvidenceInput { tool: v.tool, params: v.params, result: v.result });
+            out.insert(k.to_string(), EvidenceInput { tool: v.tool, params: v.params.map(Value::Object), result: v.result });
         }
     }
     out
@@ -773,7 +773,7 @@ impl CodeIntelServer {
         description = "Start a gated work session for one user request. Returns session_id and the slot-extraction \
 prompt; hints from earlier successful sessions (the map) when one matches. Then call set_query_frame.",
         input_schema = schema::input::<StartSessionArgs>(),
-        annotations(title = "Start session", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Start session", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn start_session(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: StartSessionArgs = args!(arguments);
@@ -786,7 +786,7 @@ prompt; hints from earlier successful sessions (the map) when one matches. Then 
 each {value, quote} with the quote copied verbatim from the request. The server rejects hallucinated quotes and \
 returns missing slots, the risk level, investigation guidance and a plan.",
         input_schema = schema::input::<SetQueryFrameArgs>(),
-        annotations(title = "Set query frame", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Set query frame", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn set_query_frame(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: SetQueryFrameArgs = args!(arguments);
@@ -799,7 +799,7 @@ returns missing slots, the risk level, investigation guidance and a plan.",
         description = "Plan: which tools to run next, from the session's QueryFrame (missing slots -> tools). \
 Logged as a decision for later analysis.",
         input_schema = schema::input::<QueryArgs>(),
-        annotations(title = "Plan a query", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Plan a query", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn query(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: QueryArgs = args!(arguments);
@@ -823,7 +823,7 @@ Logged as a decision for later analysis.",
 them against the tool calls of this session and the index, judges NL->symbol relevance, and moves the session to \
 READY (all requirements met) or SEMANTIC (missing_requirements listed).",
         input_schema = schema::input::<SubmitUnderstandingArgs>(),
-        annotations(title = "Submit understanding", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Submit understanding", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn submit_understanding(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: SubmitUnderstandingArgs = args!(arguments);
@@ -851,7 +851,7 @@ READY (all requirements met) or SEMANTIC (missing_requirements listed).",
 risk HIGH, <0.3 rejected with re-investigation guidance), with cached pairs and map hits. Confirm mappings with \
 relevant_symbols + code_evidence.",
         input_schema = schema::input::<ValidateRelevanceArgs>(),
-        annotations(title = "Validate symbol relevance", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Validate symbol relevance", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn validate_symbol_relevance(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: ValidateRelevanceArgs = args!(arguments);
@@ -872,7 +872,7 @@ relevant_symbols + code_evidence.",
         description = "End SEMANTIC: submit hypotheses found with semantic_search and the reason semantic search was \
 needed (must fit what is missing). Moves to VERIFICATION.",
         input_schema = schema::input::<SubmitSemanticArgs>(),
-        annotations(title = "Submit semantic findings", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Submit semantic findings", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn submit_semantic(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: SubmitSemanticArgs = args!(arguments);
@@ -897,7 +897,7 @@ needed (must fit what is missing). Moves to VERIFICATION.",
 rejected. The server checks the symbol really is defined there; READY only when no HYPOTHESIS remains and \
 requirements are met.",
         input_schema = schema::input::<SubmitVerificationArgs>(),
-        annotations(title = "Submit verification", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Submit verification", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn submit_verification(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: SubmitVerificationArgs = args!(arguments);
@@ -907,7 +907,7 @@ requirements are met.",
             .map(|r| VerificationInput {
                 hypothesis: r.hypothesis,
                 confirmed: r.confirmed,
-                evidence: r.evidence.map(|e| VerificationEvidence { tool: e.tool, file: e.file, line: e.line, params: e.params }),
+                evidence: r.evidence.map(|e| VerificationEvidence { tool: e.tool, file: e.file, line: e.line, params: e.params.map(Value::Object) }),
                 note: r.note,
             })
             .collect();
@@ -921,7 +921,7 @@ requirements are met.",
         description = "Before editing a file: allowed only in READY, for files explored in this session (or new files in \
 an explored directory). A refusal lists recovery options (add_explored_files, revert_to_exploration).",
         input_schema = schema::input::<CheckWriteArgs>(),
-        annotations(title = "Check write target", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Check write target", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn check_write_target(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: CheckWriteArgs = args!(arguments);
@@ -933,7 +933,7 @@ an explored directory). A refusal lists recovery options (add_explored_files, re
         description = "READY only: add files (read by a tool in this session) or directories (for new files) to the \
 session's write set.",
         input_schema = schema::input::<AddExploredArgs>(),
-        annotations(title = "Add explored files", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Add explored files", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn add_explored_files(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: AddExploredArgs = args!(arguments);
@@ -944,7 +944,7 @@ session's write set.",
         name = "revert_to_exploration",
         description = "Back to EXPLORATION, keeping results (default) or discarding them.",
         input_schema = schema::input::<RevertArgs>(),
-        annotations(title = "Revert to exploration", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Revert to exploration", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn revert_to_exploration(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: RevertArgs = args!(arguments);
@@ -956,7 +956,7 @@ session's write set.",
         description = "Record how the work ended (success, failure, partial) and close the session. Success writes an \
 agreement (.code-intel/agreements/<id>.md), adds it to the map and learns the NL->symbol pairs.",
         input_schema = schema::input::<RecordOutcomeArgs>(),
-        annotations(title = "Record outcome", read_only_hint = false, open_world_hint = false)
+        annotations(title = "Record outcome", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn record_outcome(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
         let a: RecordOutcomeArgs = args!(arguments);

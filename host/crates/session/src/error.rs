@@ -1,6 +1,6 @@
 //! Errors of the workflow. Each names what to fix.
 
-use crate::model::Phase;
+use crate::model::{Intent, Phase};
 
 /// Why a workflow call could not be carried out.
 #[derive(Debug, thiserror::Error)]
@@ -14,6 +14,11 @@ pub enum SessionError {
     /// The call is not allowed in the session's phase.
     #[error("{action} is not allowed in phase {phase}: {reason}. Next: {next}")]
     WrongPhase { action: String, phase: Phase, reason: String, next: String },
+    /// A write-related call on a session whose intent never writes.
+    #[error(
+        "{action} is refused: a {intent} session never writes (only IMPLEMENT and MODIFY sessions in READY may edit). Next: start_session(IMPLEMENT or MODIFY, the request) for the change"
+    )]
+    ReadOnlySession { action: String, intent: Intent },
     /// The session already has an outcome.
     #[error("session {0} is closed (an outcome was recorded); start a new session with start_session")]
     Closed(String),
@@ -56,6 +61,7 @@ impl SessionError {
             Self::UnknownSession(_) => "unknown_session",
             Self::InvalidArgument { .. } => "invalid_argument",
             Self::WrongPhase { .. } => "phase_refused",
+            Self::ReadOnlySession { .. } => "read_only_session",
             Self::Closed(_) | Self::OutcomeRecorded { .. } => "session_closed",
             Self::Store(_) | Self::Db(_) | Self::Io { .. } | Self::Corrupt { .. } => "internal",
             Self::Service(_) => "service_error",

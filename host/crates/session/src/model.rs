@@ -23,6 +23,15 @@ pub enum Intent {
     Question,
 }
 
+impl Intent {
+    /// Whether a session of this intent may ever write: only IMPLEMENT and
+    /// MODIFY change code; INVESTIGATE and QUESTION sessions read.
+    #[must_use]
+    pub fn writes(self) -> bool {
+        matches!(self, Self::Implement | Self::Modify)
+    }
+}
+
 /// Where a session stands (SPEC §8): EXPLORATION -> (SEMANTIC -> VERIFICATION) -> READY.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

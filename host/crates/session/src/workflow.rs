@@ -725,7 +725,11 @@ impl Workflow {
     pub fn gate_tool(&self, session_id: &str, tool: &str, params: &Value) -> Result<Result<Phase, Refusal>> {
         self.with_session(session_id, |conn, s| match matrix::check(s.phase, tool, params) {
             Ok(()) => Ok(Ok(s.phase)),
-            Err(refusal) => {
+            Err(mut refusal) => {
+                if s.phase == Phase::Exploration && s.frame.is_none() {
+                    // submit_understanding needs the frame first.
+                    refusal.next_allowed_step = format!("call set_query_frame(session_id, slots) first; then {}", refusal.next_allowed_step);
+                }
                 let reason = refusal.to_string();
                 Self::insert_call(conn, s, tool, params, &ToolSummary::default(), Some(&reason))?;
                 Ok(Err(refusal))
@@ -1637,6 +1641,9 @@ impl Workflow {
             if s.closed_at.is_some() {
                 return Err(SessionError::Closed(s.id.clone()));
             }
+            if !s.intent.writes() {
+                return Err(SessionError::ReadOnlySession { action: "add_explored_files".into(), intent: s.intent });
+            }
             if s.phase != Phase::Ready {
                 return Err(SessionError::WrongPhase {
                     action: "add_explored_files".into(),
@@ -2111,30 +2118,32 @@ fn decision_json(d: &db::DecisionRow) -> Value {
     })
 }
 
-/// The write-gate decision for a normalised path.
+/// The write-gate decision for a normalised path. Only an IMPLEMENT or
+/// MODIFY session in READY ever allows a write; a refusal's recovery
+/// options name only calls the session's current phase accepts
+/// ([`recovery_options`]).
 fn write_decision(s: &SessionState, rel: &str, exists: bool) -> Value {
-    let recovery = json!([
-        {"tool": "add_explored_files", "args": {"session_id": s.id, "paths": [rel]},
-         "effect": "stays READY; allowed once a tool has read the file (or, for a new file, its directory) in this session"},
-        {"tool": "revert_to_exploration", "args": {"session_id": s.id, "keep_results": true},
-         "effect": "back to EXPLORATION to explore the file properly, keeping what was found"},
-    ]);
     let refuse = |reason: String, next: String| {
-        json!({"allowed": false, "session_id": s.id, "path": rel, "phase": s.phase, "reason": reason, "next_step": next, "recovery_options": recovery})
+        json!({"allowed": false, "session_id": s.id, "path": rel, "phase": s.phase, "reason": reason, "next_step": next,
+            "recovery_options": recovery_options(s, rel)})
     };
     if s.closed_at.is_some() {
-        return json!({"allowed": false, "session_id": s.id, "path": rel, "phase": s.phase,
-            "reason": "the session is closed (an outcome was recorded)", "next_step": "start_session for the new change",
-            "recovery_options": []});
+        return refuse("the session is closed (an outcome was recorded)".into(), "start_session for the new change".into());
     }
-    if s.phase != Phase::Ready {
+    if !s.intent.writes() {
         return refuse(
-            format!("writes are allowed only in READY; the session is in {}", s.phase),
-            next_step(s),
+            format!("a {} session never writes; only an IMPLEMENT or MODIFY session in READY may edit files", s.intent),
+            "start_session(IMPLEMENT or MODIFY, the request) for the change".into(),
         );
     }
+    if s.phase != Phase::Ready {
+        return refuse(format!("writes are allowed only in READY; the session is in {}", s.phase), next_step(s));
+    }
     if !s.pending_hypotheses().is_empty() {
-        return refuse("unverified hypotheses remain".into(), "submit_verification".into());
+        return refuse(
+            "unverified hypotheses remain".into(),
+            "revert_to_exploration(session_id, keep_results=true) and confirm them with exact tools".into(),
+        );
     }
     if s.explored_files.contains(rel) {
         return json!({"allowed": true, "session_id": s.id, "path": rel, "phase": s.phase, "reason": "file explored in this session"});
@@ -2150,6 +2159,46 @@ fn write_decision(s: &SessionState, rel: &str, exists: bool) -> Value {
         format!("{rel} is a new file and its directory {:?} was not explored in this session", if parent.is_empty() { "." } else { &parent })
     };
     refuse(reason, "read the file with a code tool (session_id), then add_explored_files; or revert_to_exploration".into())
+}
+
+/// What a refused write can do next: only calls that the session's phase
+/// and intent accept (a closed session: a new session).
+#[must_use]
+pub fn recovery_options(s: &SessionState, rel: &str) -> Value {
+    let new_session = json!({"tool": "start_session", "args": {"intent": "MODIFY", "query": "<the request, verbatim>"},
+        "effect": "a new IMPLEMENT or MODIFY session; writes open once it reaches READY with the file explored"});
+    let revert = json!({"tool": "revert_to_exploration", "args": {"session_id": s.id, "keep_results": true},
+        "effect": "back to EXPLORATION to explore the file properly, keeping what was found"});
+    if s.closed_at.is_some() || !s.intent.writes() {
+        return json!([new_session]);
+    }
+    match s.phase {
+        Phase::Exploration if s.frame.is_none() => json!([
+            {"tool": "set_query_frame", "args": {"session_id": s.id},
+             "effect": "the request's slots; then explore with exact tools and submit_understanding"},
+        ]),
+        Phase::Exploration => json!([
+            {"tool": "submit_understanding", "args": {"session_id": s.id},
+             "effect": "after exploring with exact tools (session_id on every call): READY when the evidence suffices, then files read in this session may be written"},
+        ]),
+        Phase::Semantic => json!([
+            {"tool": "submit_semantic", "args": {"session_id": s.id},
+             "effect": "hypotheses from semantic_search move the session to VERIFICATION"},
+            revert,
+        ]),
+        Phase::Verification if s.pending_hypotheses().is_empty() => json!([revert]),
+        Phase::Verification => json!([
+            {"tool": "submit_verification", "args": {"session_id": s.id},
+             "effect": "confirmed hypotheses (checked with exact tools) move the session to READY"},
+            revert,
+        ]),
+        Phase::Ready if !s.pending_hypotheses().is_empty() => json!([revert]),
+        Phase::Ready => json!([
+            {"tool": "add_explored_files", "args": {"session_id": s.id, "paths": [rel]},
+             "effect": "stays READY; allowed once a tool has read the file (or, for a new file, its directory) in this session"},
+            revert,
+        ]),
+    }
 }
 
 /// The next allowed step for a session, in words.
@@ -2183,6 +2232,10 @@ pub fn next_step(s: &SessionState) -> String {
                 )
             }
         }
+        Phase::Ready if !s.intent.writes() => format!(
+            "answer from the code (any code tool, with session_id); record_outcome when done. A {} session never writes: start_session(IMPLEMENT or MODIFY) for a change",
+            s.intent
+        ),
         Phase::Ready => "check_write_target(session_id, path) before each edit; record_outcome when done".into(),
     }
 }
