@@ -120,7 +120,12 @@ fn index_status_search_round_trip() {
     generate(root, 40);
     std::fs::write(root.join("notes.md"), "The user name appears in the header.\n").unwrap();
 
-    let summary = ok(&["index"], root);
+    // Not a repository: `index` without a path refuses; with one it indexes.
+    let refused = run(&["index"], root);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not inside a repository"), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(!root.join(".code-intel").exists(), "a refused index left .code-intel/ behind");
+    let summary = ok(&["index", "."], root);
     assert!(summary.contains("41 added"), "{summary}");
     let again = ok(&["index", "--json"], root);
     let report: serde_json::Value = serde_json::from_str(&again).unwrap();

@@ -1,17 +1,25 @@
-//! `code-intel check-write`: the Claude Code PreToolUse hook that enforces
-//! the session workflow's write gate in the editor itself (SPEC §9).
+//! `code-intel check-write`: the hook that enforces the session workflow's
+//! write gate in the client itself (SPEC §9).
 //!
-//! Claude Code runs the hook before Edit / Write / MultiEdit / NotebookEdit
-//! with a JSON document on stdin (`tool_name`, `tool_input.file_path`, `cwd`,
-//! `session_id`, ...). The hook asks the repository's active session (the most
-//! recently active session without an outcome) whether the file may be
-//! written. Exit code 0 allows the edit; exit code 2 blocks it, and what is
-//! written to stderr is shown to the model as the reason, with the recovery
-//! options. Files outside the repository are not this hook's business.
+//! Claude Code (PreToolUse), Gemini CLI (BeforeTool) and Codex (PreToolUse)
+//! run the hook before a tool call with a JSON document on stdin
+//! (`tool_name`, `tool_input`, `cwd`, ...); Cursor's hooks send `command`
+//! (beforeShellExecution) or `tool_name`/`tool_input` (preToolUse). The hook
+//! works out which files in the repository the call writes:
 //!
-//! Also here: `install_claude`, used by `code-intel init --claude`, which
-//! installs `.claude/commands/code.md` and registers the hook in
-//! `.claude/settings.json` (merged, never clobbered).
+//! - file tools: Claude Code's Edit, Write, MultiEdit, NotebookEdit; Gemini
+//!   CLI's write_file, replace; Cursor's Write, StrReplace, Delete;
+//! - Codex's apply_patch (the files its patch adds, updates, deletes, moves);
+//! - shell tools (Bash, run_shell_command, Shell, shell): the command line is
+//!   read by [`super::bash_writes`]; what cannot be proven read-only is
+//!   refused.
+//!
+//! Each file inside the repository must be allowed by the active session
+//! (the most recently active session without an outcome): READY, explored.
+//! Exit code 0 allows the call; exit code 2 blocks it, and stderr is shown
+//! to the model as the reason. With `--client cursor` the answer is Cursor's
+//! JSON (`{"permission": "deny", ...}`) on stdout. Files outside the
+//! repository are not this hook's business.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -23,36 +31,50 @@ use code_intel_session::services::{Agreement, AgreementMap, MapHit, SymbolIndex,
 use code_intel_session::{LexicalRelevance, Services, Workflow, WorkflowConfig};
 use serde_json::{Value, json};
 
-/// Tools whose calls the hook checks (Claude Code's file-writing tools).
-pub const GUARDED_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+use super::bash_writes;
+
+/// File-writing tools, by client: Claude Code, Gemini CLI, Cursor.
+pub const FILE_TOOLS: &[&str] =
+    &["Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "edit", "StrReplace", "Delete", "create_file"];
+
+/// Shell tools, by client: Claude Code and Codex, Gemini CLI, Cursor, Codex.
+pub const SHELL_TOOLS: &[&str] = &["Bash", "run_shell_command", "Shell", "shell", "exec_command", "local_shell", "container.exec"];
+
+/// Patch tools (Codex).
+pub const PATCH_TOOLS: &[&str] = &["apply_patch"];
 
 /// The matcher registered in `.claude/settings.json`.
-pub const HOOK_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
+pub const HOOK_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit|Bash";
+
+/// The matcher registered in `.gemini/settings.json`.
+pub const GEMINI_MATCHER: &str = "write_file|replace|run_shell_command";
 
 /// Largest hook document read from stdin. A Write's `tool_input.content`
 /// carries the whole new file; 64 MiB is far beyond any source file.
 const MAX_HOOK_INPUT: u64 = 64 * 1024 * 1024;
 
-/// Exit code that makes Claude Code block the tool call and show stderr to
-/// the model (Claude Code hooks reference: "exit code 2: blocking error").
+/// Exit code that makes Claude Code (and Gemini CLI, Codex) block the tool
+/// call and show stderr to the model ("exit code 2: blocking error").
 const BLOCK: u8 = 2;
 
-/// First line of the `/code` command file; marks it as ours so `init
-/// --claude` may refresh it.
-const COMMAND_MARKER: &str = "<!-- installed by code-intel init --claude -->";
-
-/// Check a Claude Code edit against the active code-intel session (PreToolUse hook).
+/// Check a tool call against the active code-intel session (PreToolUse / BeforeTool hook).
 #[derive(clap::Args, Debug)]
 pub struct CheckWriteArgs {
-    /// Repository root (default: found from the hook's `cwd`).
+    /// Repository root (default: `$CLAUDE_PROJECT_DIR` or
+    /// `$GEMINI_PROJECT_DIR`, which the clients set for their hooks, else
+    /// found from the hook's `cwd`). An empty value is refused.
     #[arg(long)]
     pub repo: Option<PathBuf>,
+    /// The hook protocol to answer in: `claude` (also Gemini CLI and Codex:
+    /// exit code 2 and the reason on stderr) or `cursor` (JSON on stdout).
+    #[arg(long, default_value = "claude", value_parser = ["claude", "gemini", "codex", "cursor"])]
+    pub client: String,
 }
 
 /// Outcome of one check.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// Not a guarded tool, or a file outside the repository.
+    /// Not a guarded tool, a read-only command, or files outside the repository.
     NotGuarded(String),
     Allowed(String),
     Blocked(String),
@@ -60,17 +82,50 @@ pub enum Verdict {
 
 pub fn run(args: &CheckWriteArgs) -> ExitCode {
     let mut input = String::new();
-    if let Err(e) = std::io::stdin().take(MAX_HOOK_INPUT).read_to_string(&mut input) {
-        eprintln!("code-intel check-write: cannot read the hook input on stdin: {e}");
-        return ExitCode::from(BLOCK);
+    let verdict = match std::io::stdin().take(MAX_HOOK_INPUT).read_to_string(&mut input) {
+        Ok(_) => check(&input, repo_from(args).as_deref()),
+        Err(e) => Verdict::Blocked(format!("code-intel check-write: cannot read the hook input on stdin: {e}")),
+    };
+    if args.client == "cursor" {
+        let answer = match &verdict {
+            Verdict::Blocked(message) => json!({
+                "permission": "deny",
+                "continue": true,
+                "user_message": message,
+                "agent_message": message,
+                "userMessage": message,
+                "agentMessage": message,
+            }),
+            _ => json!({ "permission": "allow", "continue": true }),
+        };
+        println!("{answer}");
+        return ExitCode::SUCCESS;
     }
-    match check(&input, args.repo.as_deref()) {
+    match verdict {
         Verdict::NotGuarded(_) | Verdict::Allowed(_) => ExitCode::SUCCESS,
         Verdict::Blocked(message) => {
             eprintln!("{message}");
             ExitCode::from(BLOCK)
         }
     }
+}
+
+/// The repository: `--repo`, else the project directory the client gives
+/// its hooks (`CLAUDE_PROJECT_DIR`; Gemini CLI also sets
+/// `GEMINI_PROJECT_DIR`), else found from the hook's input. The project
+/// directory, not the hook's `cwd`: a `cd` elsewhere must not move the gate.
+fn repo_from(args: &CheckWriteArgs) -> Option<PathBuf> {
+    args.repo.clone().or_else(|| {
+        ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]
+            .iter()
+            .find_map(|k| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from))
+    })
+}
+
+/// A write the call makes: the file (absolute) and what writes it.
+struct Write {
+    path: PathBuf,
+    by: String,
 }
 
 /// Decides on one hook document.
@@ -80,59 +135,186 @@ pub fn check(input: &str, repo: Option<&Path>) -> Verdict {
         Ok(v) => v,
         Err(e) => {
             return Verdict::Blocked(format!(
-                "code-intel check-write: the hook input is not JSON ({e}); this hook must be run by Claude Code as a PreToolUse hook"
+                "code-intel check-write: the hook input is not JSON ({e}); this command is run by the client as a hook (PreToolUse, BeforeTool)"
             ));
         }
     };
-    let tool = doc.get("tool_name").and_then(Value::as_str).unwrap_or_default();
-    if !GUARDED_TOOLS.contains(&tool) {
-        return Verdict::NotGuarded(format!("{tool} does not write files"));
-    }
-    let input = doc.get("tool_input").cloned().unwrap_or(Value::Null);
-    let Some(file) = ["file_path", "notebook_path", "path"].iter().find_map(|k| input.get(*k).and_then(Value::as_str))
-    else {
-        return Verdict::Blocked(format!("code-intel check-write: {tool} without tool_input.file_path; cannot check it"));
-    };
-    let cwd = doc.get("cwd").and_then(Value::as_str).map(PathBuf::from);
-    let file_path = if Path::new(file).is_absolute() {
-        PathBuf::from(file)
-    } else {
-        cwd.clone().unwrap_or_else(|| PathBuf::from(".")).join(file)
-    };
+    let cwd = doc.get("cwd").and_then(Value::as_str).filter(|c| !c.is_empty()).map(PathBuf::from);
     let root = match repo {
+        Some(r) if r.as_os_str().is_empty() => {
+            return Verdict::Blocked(
+                "code-intel check-write: --repo is empty; give the repository root".to_string(),
+            );
+        }
         Some(r) => r.to_path_buf(),
-        None => config::find_repo_root(cwd.as_deref().unwrap_or_else(|| file_path.parent().unwrap_or(Path::new(".")))),
+        None => match doc.get("workspace_roots").and_then(|r| r.get(0)).and_then(Value::as_str).map(PathBuf::from).or_else(|| cwd.clone()) {
+            Some(c) => config::find_repo_root(&c),
+            None => std::env::current_dir().map_or_else(|_| PathBuf::from("."), |d| config::find_repo_root(&d)),
+        },
     };
     let Ok(root) = root.canonicalize() else {
         return Verdict::Blocked(format!("code-intel check-write: repository root {} does not exist", root.display()));
     };
-    // Resolve the file (or, for a new file, its nearest existing parent) so
-    // symlinks and `..` cannot smuggle a path in or out.
-    let absolute = canonical_or_parent(&file_path);
-    let Ok(relative) = absolute.strip_prefix(&root) else {
-        return Verdict::NotGuarded(format!("{} is outside the repository {}", file_path.display(), root.display()));
+    let cwd = cwd.unwrap_or_else(|| root.clone());
+    let tool = doc.get("tool_name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let tool_input = doc.get("tool_input").cloned().unwrap_or(Value::Null);
+
+    // Cursor's beforeShellExecution: `command` at the top level.
+    let shell_command = if tool.is_empty() {
+        doc.get("command").and_then(Value::as_str).map(str::to_string)
+    } else if SHELL_TOOLS.contains(&tool.as_str()) {
+        match tool_input.get("command").or_else(|| tool_input.get("cmd")) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Array(parts)) => Some(join_argv(parts)),
+            _ => {
+                return Verdict::Blocked(format!("code-intel check-write: {tool} without tool_input.command; cannot check it"));
+            }
+        }
+    } else {
+        None
     };
-    let relative = relative.to_string_lossy().replace('\\', "/");
-    let workflow = match open_workflow(&root) {
+    let label = if tool.is_empty() { "shell command".to_string() } else { tool.clone() };
+
+    let mut writes: Vec<Write> = Vec::new();
+    if let Some(command) = shell_command {
+        let analysis = bash_writes::analyze(&command, &absolute(&cwd, &root));
+        if !analysis.unprovable.is_empty() {
+            return Verdict::Blocked(unprovable_message(&label, &command, &analysis.unprovable));
+        }
+        writes.extend(analysis.targets.into_iter().map(|t| Write { path: t.path, by: t.by }));
+    } else if PATCH_TOOLS.contains(&tool.as_str()) {
+        let files = patch_files(&tool_input);
+        if files.is_empty() {
+            return Verdict::Blocked(format!(
+                "code-intel check-write: cannot find the files {tool} writes (no `*** Add File:` / `*** Update File:` lines); cannot check it"
+            ));
+        }
+        writes.extend(files.into_iter().map(|f| Write { path: absolute(&cwd, Path::new(&f)), by: tool.clone() }));
+    } else if FILE_TOOLS.contains(&tool.as_str()) {
+        let Some(file) = ["file_path", "notebook_path", "path", "absolute_path", "target_file"]
+            .iter()
+            .find_map(|k| tool_input.get(*k).and_then(Value::as_str))
+        else {
+            return Verdict::Blocked(format!("code-intel check-write: {tool} without tool_input.file_path; cannot check it"));
+        };
+        writes.push(Write { path: absolute(&cwd, Path::new(file)), by: tool.clone() });
+    } else {
+        return Verdict::NotGuarded(format!("{tool} does not write files"));
+    }
+    gate(&root, &label, writes)
+}
+
+fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) }
+}
+
+/// An argv array as one shell line (Codex sends `["bash", "-lc", "..."]`).
+fn join_argv(parts: &[Value]) -> String {
+    parts
+        .iter()
+        .map(|p| {
+            let s = p.as_str().unwrap_or_default();
+            if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@=,".contains(c)) {
+                s.to_string()
+            } else {
+                format!("'{}'", s.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The files an apply_patch patch touches, from any string in the tool input.
+fn patch_files(input: &Value) -> Vec<String> {
+    let mut texts = Vec::new();
+    collect_strings(input, &mut texts);
+    let mut files = Vec::new();
+    for text in texts {
+        for line in text.lines() {
+            for prefix in ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "] {
+                if let Some(f) = line.strip_prefix(prefix) {
+                    files.push(f.trim().to_string());
+                }
+            }
+        }
+    }
+    files
+}
+
+fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(o) => o.values().for_each(|x| collect_strings(x, out)),
+        _ => {}
+    }
+}
+
+fn unprovable_message(tool: &str, command: &str, why: &[String]) -> String {
+    let shown: String = command.chars().take(200).collect();
+    let ellipsis = if command.chars().count() > 200 { "..." } else { "" };
+    format!(
+        "code-intel: {tool} command blocked: {}.\nCommand: {shown}{ellipsis}\n\
+         code-intel lets a shell command through only when it can see every file the command writes in this repository. \
+         To change files, open an IMPLEMENT or MODIFY session (the /code command, or start_session on the code-intel MCP server), \
+         explore the files, reach READY and use the edit tools; to look around, use read-only commands (ls, cat, grep, rg, git diff) \
+         or the code-intel tools.",
+        why.join("; ")
+    )
+}
+
+/// Checks each write inside the repository against the active session.
+fn gate(root: &Path, tool: &str, writes: Vec<Write>) -> Verdict {
+    let mut inside: Vec<(String, String)> = Vec::new();
+    for w in writes {
+        // Resolve the file (or, for a new file, its nearest existing parent)
+        // so symlinks and `..` cannot smuggle a path in or out.
+        let absolute = canonical_or_parent(&w.path);
+        if let Ok(relative) = absolute.strip_prefix(root) {
+            let relative = relative.to_string_lossy().replace('\\', "/");
+            if relative.is_empty() {
+                return Verdict::Blocked(format!("code-intel: {tool} blocked: {} writes the repository root itself", w.by));
+            }
+            if !inside.iter().any(|(r, _)| *r == relative) {
+                inside.push((relative, w.by));
+            }
+        }
+    }
+    if inside.is_empty() {
+        return Verdict::NotGuarded("writes nothing inside the repository".to_string());
+    }
+    let files = inside.iter().map(|(r, _)| r.as_str()).collect::<Vec<_>>().join(", ");
+    // Without a database there is no session; never create one here.
+    if !config::database_path(root).exists() {
+        return Verdict::Blocked(no_session_message(tool, &files));
+    }
+    let workflow = match open_workflow(root) {
         Ok(w) => w,
         Err(e) => return Verdict::Blocked(format!("code-intel check-write: {e}")),
     };
     let session = match workflow.active_session() {
         Ok(Some(s)) => s,
-        Ok(None) => {
-            return Verdict::Blocked(format!(
-                "code-intel: {tool} of {relative} blocked: no active code-intel session in this repository.\n\
-                 Start one (the /code command, or start_session(intent, query) on the code-intel MCP server), explore, and reach READY; \
-                 then edits to the files you explored are allowed."
-            ));
-        }
+        Ok(None) => return Verdict::Blocked(no_session_message(tool, &files)),
         Err(e) => return Verdict::Blocked(format!("code-intel check-write: cannot read sessions: {e}")),
     };
-    match workflow.check_write_target(&session, &relative) {
-        Ok(v) if v["allowed"] == json!(true) => Verdict::Allowed(format!("{relative}: {}", v["reason"].as_str().unwrap_or(""))),
-        Ok(v) => Verdict::Blocked(block_message(tool, &relative, &v)),
-        Err(e) => Verdict::Blocked(format!("code-intel: {tool} of {relative} blocked: {e}")),
+    let mut allowed = Vec::new();
+    for (relative, by) in &inside {
+        let what = if by == tool { tool.to_string() } else { format!("{tool} ({by})") };
+        match workflow.check_write_target(&session, relative) {
+            Ok(v) if v["allowed"] == json!(true) => allowed.push(format!("{relative}: {}", v["reason"].as_str().unwrap_or(""))),
+            Ok(v) => return Verdict::Blocked(block_message(&what, relative, &v)),
+            Err(e) => return Verdict::Blocked(format!("code-intel: {what} of {relative} blocked: {e}")),
+        }
     }
+    Verdict::Allowed(allowed.join("; "))
+}
+
+fn no_session_message(tool: &str, files: &str) -> String {
+    format!(
+        "code-intel: {tool} of {files} blocked: no active code-intel session in this repository.\n\
+         Start one for the change (the /code command, or start_session with intent IMPLEMENT or MODIFY on the code-intel MCP server), \
+         explore, and reach READY; then edits to the files you explored are allowed."
+    )
 }
 
 fn canonical_or_parent(path: &Path) -> PathBuf {
@@ -225,120 +407,9 @@ impl AgreementMap for NoMap {
     }
 }
 
-// ---------------------------------------------------------------------------
-// init --claude
-
-/// Installs `.claude/commands/code.md` and the PreToolUse hook running
-/// `<exe> check-write`. Returns a report of what was done.
-///
-/// # Errors
-/// An unreadable or invalid `.claude/settings.json` (left untouched), I/O errors.
-pub fn install_claude(root: &Path, exe: &Path) -> anyhow::Result<String> {
-    let mut out = String::new();
-    let commands = root.join(".claude").join("commands");
-    std::fs::create_dir_all(&commands)?;
-    let command_file = commands.join("code.md");
-    let body = format!(
-        "{COMMAND_MARKER}\n---\ndescription: Work on a coding request through the code-intel workflow (explore before you edit)\nargument-hint: <request>\n---\n\n{}\n\nRequest: $ARGUMENTS\n",
-        crate::mcp::session_tools::WORKFLOW_PROMPT
-    );
-    match std::fs::read_to_string(&command_file) {
-        Ok(existing) if !existing.starts_with(COMMAND_MARKER) => {
-            out.push_str(&format!("kept {} (not written by code-intel; remove it to install ours)\n", command_file.display()));
-        }
-        _ => {
-            std::fs::write(&command_file, body)?;
-            out.push_str(&format!("wrote {} (the /code command)\n", command_file.display()));
-        }
-    }
-
-    let settings_path = root.join(".claude").join("settings.json");
-    let mut doc = match std::fs::read_to_string(&settings_path) {
-        Ok(text) => serde_json::from_str::<Value>(&text).map_err(|e| {
-            anyhow::anyhow!("{} is not valid JSON ({e}); fix it, then run init --claude again", settings_path.display())
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", settings_path.display()),
-    };
-    let command = format!("{} check-write", shell_quote(exe));
-    let changed = merge_hook(&mut doc, &command)
-        .map_err(|e| anyhow::anyhow!("{}: {e}; fix it, then run init --claude again", settings_path.display()))?;
-    if changed {
-        std::fs::write(&settings_path, serde_json::to_string_pretty(&doc)? + "\n")?;
-        out.push_str(&format!(
-            "updated {}: PreToolUse hook on {HOOK_MATCHER} runs `{command}`\n",
-            settings_path.display()
-        ));
-    } else {
-        out.push_str(&format!("kept {}: the check-write hook is already installed\n", settings_path.display()));
-    }
-    Ok(out)
-}
-
-/// Adds (or updates) the check-write hook in a settings document, keeping
-/// every other setting and hook. Returns whether anything changed.
-///
-/// # Errors
-/// When `hooks` / `hooks.PreToolUse` exist with the wrong type.
-pub fn merge_hook(doc: &mut Value, command: &str) -> Result<bool, String> {
-    let obj = doc.as_object_mut().ok_or("the settings file must hold a JSON object")?;
-    let hooks = obj.entry("hooks").or_insert_with(|| json!({}));
-    let hooks = hooks.as_object_mut().ok_or("`hooks` must be an object")?;
-    let pre = hooks.entry("PreToolUse").or_insert_with(|| json!([]));
-    let pre = pre.as_array_mut().ok_or("`hooks.PreToolUse` must be an array")?;
-    let ours = |h: &Value| h["command"].as_str().is_some_and(|c| c.ends_with(" check-write") || c.contains(" check-write "));
-    for entry in pre.iter_mut() {
-        let matcher_ok = entry_matcher_ok(entry);
-        let Some(list) = entry.get_mut("hooks").and_then(Value::as_array_mut) else { continue };
-        if let Some(h) = list.iter_mut().find(|h| ours(h)) {
-            if h["command"] == json!(command) && matcher_ok {
-                return Ok(false);
-            }
-            h["command"] = json!(command);
-            entry["matcher"] = json!(HOOK_MATCHER);
-            return Ok(true);
-        }
-    }
-    pre.push(json!({"matcher": HOOK_MATCHER, "hooks": [{"type": "command", "command": command}]}));
-    Ok(true)
-}
-
-fn entry_matcher_ok(entry: &Value) -> bool {
-    entry["matcher"] == json!(HOOK_MATCHER)
-}
-
-fn shell_quote(path: &Path) -> String {
-    let s = path.display().to_string();
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
-        s
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn merge_keeps_other_hooks_and_is_idempotent() {
-        let mut doc = json!({
-            "permissions": {"allow": ["Bash(ls)"]},
-            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]}
-        });
-        assert!(merge_hook(&mut doc, "/bin/code-intel check-write").unwrap());
-        assert!(!merge_hook(&mut doc, "/bin/code-intel check-write").unwrap());
-        let pre = doc["hooks"]["PreToolUse"].as_array().unwrap();
-        assert_eq!(pre.len(), 2);
-        assert_eq!(pre[0]["hooks"][0]["command"], "guard.sh");
-        assert_eq!(pre[1]["matcher"], HOOK_MATCHER);
-        assert_eq!(doc["permissions"]["allow"][0], "Bash(ls)");
-        // A moved binary updates the command in place.
-        assert!(merge_hook(&mut doc, "/opt/code-intel check-write").unwrap());
-        assert_eq!(doc["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
-        assert_eq!(doc["hooks"]["PreToolUse"][1]["hooks"][0]["command"], "/opt/code-intel check-write");
-        assert!(merge_hook(&mut json!({"hooks": []}), "x check-write").is_err());
-    }
 
     #[test]
     fn non_write_tools_and_outside_files_pass() {
@@ -354,5 +425,47 @@ mod tests {
             Verdict::Blocked(m) => assert!(m.contains("no active code-intel session"), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    fn blocked(doc: &Value, root: &Path) -> String {
+        match check(&doc.to_string(), Some(root)) {
+            Verdict::Blocked(m) => m,
+            other => panic!("{doc}: expected a block, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_client_shape_is_gated_and_no_database_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        // Read-only shell commands pass.
+        for cmd in ["ls -la", "cat a.py | grep x", "git status", "cargo test --release 2>&1 | tail"] {
+            let doc = json!({"tool_name": "Bash", "tool_input": {"command": cmd}, "cwd": root});
+            assert!(matches!(check(&doc.to_string(), Some(root)), Verdict::NotGuarded(_)), "{cmd}");
+        }
+        // Writes without a session are blocked, in every client's shape.
+        let docs = [
+            json!({"tool_name": "Bash", "tool_input": {"command": "sed -i s/x/y/ a.py"}, "cwd": root}),
+            json!({"tool_name": "run_shell_command", "tool_input": {"command": "echo y >> a.py"}, "cwd": root}),
+            json!({"tool_name": "write_file", "tool_input": {"file_path": "a.py", "content": "y"}, "cwd": root}),
+            json!({"tool_name": "replace", "tool_input": {"file_path": root.join("a.py"), "old_string": "x", "new_string": "y"}, "cwd": root}),
+            json!({"tool_name": "NotebookEdit", "tool_input": {"notebook_path": root.join("n.ipynb")}, "cwd": root}),
+            json!({"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** End Patch"}, "cwd": root}),
+            json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "tee a.py < /dev/null"]}, "cwd": root}),
+            json!({"hook_event_name": "beforeShellExecution", "command": "touch b.py", "cwd": root, "workspace_roots": [root]}),
+        ];
+        for doc in &docs {
+            let m = blocked(doc, root);
+            assert!(m.contains("no active code-intel session"), "{doc}: {m}");
+        }
+        // What cannot be read is blocked with the way forward.
+        let m = blocked(&json!({"tool_name": "Bash", "tool_input": {"command": "python3 -c 'open(\"a.py\",\"w\")'"}, "cwd": root}), root);
+        assert!(m.contains("IMPLEMENT or MODIFY") && m.contains("python3"), "{m}");
+        assert!(!config::database_path(root).exists(), "check-write created the database");
+        assert!(!config::state_dir(root).exists(), "check-write created .code-intel/");
+        // An empty --repo is refused, not guessed.
+        let doc = json!({"tool_name": "Write", "tool_input": {"file_path": root.join("a.py")}, "cwd": root});
+        assert!(matches!(check(&doc.to_string(), Some(Path::new(""))), Verdict::Blocked(m) if m.contains("--repo is empty")));
     }
 }

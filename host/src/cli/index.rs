@@ -61,9 +61,25 @@ pub fn run(args: &IndexArgs) -> ExitCode {
 /// tracing filter. The model service's own "unavailable" log is left out by
 /// default: the commands report the model's state themselves.
 pub(super) fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CODE_INTEL_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,code_intel_embed::service=off"));
+    let filter = crate::log_filter("warn,code_intel_embed::service=off");
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// A bar style whose `{rate}` prints at most one decimal (indicatif's
+/// `{per_sec}` prints four).
+fn bar_style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .map(|s| {
+            s.with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{}", rate(state.per_sec()));
+            })
+        })
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
+/// `12.3/s`, `1234/s`.
+fn rate(per_sec: f64) -> String {
+    if per_sec >= 100.0 { format!("{per_sec:.0}/s") } else { format!("{per_sec:.1}/s") }
 }
 
 /// The repository root for an optional PATH argument (see [`IndexArgs::path`]).
@@ -93,7 +109,17 @@ pub(super) fn load_config(root: &Path) -> Result<Config, String> {
 }
 
 fn index(args: &IndexArgs) -> Result<String, String> {
+    let started = std::time::Instant::now();
     let root = resolve_repo(args.path.as_deref())?;
+    // Without PATH, never index a directory that is no repository (a home
+    // directory, say) by accident.
+    if args.path.is_none() && !root.join(".git").exists() && !config::state_dir(&root).is_dir() {
+        return Err(format!(
+            "{} is not inside a repository (no .git or .code-intel/ here or above); \
+             run this in a repository, give the directory to index (`code-intel index PATH`), or run `code-intel init` here first",
+            root.display()
+        ));
+    }
     let config = load_config(&root)?;
     let mut store = Store::open(&config::database_path(&root)).map_err(|e| e.to_string())?;
     let host = PluginHost::discover(Some(&root), HostOptions::default());
@@ -116,10 +142,7 @@ fn index(args: &IndexArgs) -> Result<String, String> {
         Phase::Scanning => bar.set_message("scanning"),
         Phase::Indexing => {
             if bar.length() != Some(p.total) {
-                bar.set_style(
-                    ProgressStyle::with_template("{spinner} indexing {bar:30} {pos}/{len} files ({per_sec}, eta {eta})")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                );
+                bar.set_style(bar_style("{spinner} indexing {bar:30} {pos}/{len} files ({rate}, eta {eta})"));
                 bar.set_length(p.total);
             }
             bar.set_position(p.done);
@@ -145,7 +168,8 @@ fn index(args: &IndexArgs) -> Result<String, String> {
         }
         return serde_json::to_string_pretty(&value).map(|s| s + "\n").map_err(|e| e.to_string());
     }
-    let mut out = summary(&root, &report);
+    let total_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let mut out = summary(&root, &report, Some(total_ms));
     out.push_str(&embedding.summary());
     Ok(out)
 }
@@ -188,9 +212,10 @@ impl Embedding {
             Self::Done { report: r, .. } => {
                 let c = &r.coverage;
                 let mut line = format!(
-                    "  embeddings ({}): {} chunks embedded, {} already cached; {}/{} chunks have vectors ({:.0}%) in {:.2} s",
+                    "  embeddings ({}): {} chunks embedded ({} distinct texts), {} already cached; {}/{} chunks have vectors ({:.0}%) in {:.2} s",
                     r.model,
                     c.embedded_chunks.saturating_sub(r.cached_chunks),
+                    r.embedded_chunks,
                     r.cached_chunks,
                     c.embedded_chunks,
                     c.total_chunks,
@@ -236,10 +261,9 @@ fn embed(root: &Path, store: &mut Store, model: ModelHandle) -> Result<Embedding
         }));
     };
     let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} embedding {bar:30} {pos}/{len} chunks ({per_sec}, eta {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    // The pass embeds each distinct text once; chunks with the same text
+    // share its vector, so the bar counts texts.
+    bar.set_style(bar_style("{spinner} embedding {bar:30} {pos}/{len} distinct texts ({rate}, eta {eta})"));
     bar.enable_steady_tick(Duration::from_millis(120));
     let progress = |p: EmbedProgress| {
         if bar.length() != Some(p.total as u64) {
@@ -263,13 +287,20 @@ fn embed(root: &Path, store: &mut Store, model: ModelHandle) -> Result<Embedding
     Ok(Embedding::Done { report, model_loaded: true })
 }
 
-/// The human summary of a sync.
-pub(super) fn summary(root: &Path, r: &SyncReport) -> String {
+/// The human summary of a sync. `total_ms`: the whole command's time
+/// (sync, model and embeddings), when it did more than the sync.
+pub(super) fn summary(root: &Path, r: &SyncReport, total_ms: Option<u64>) -> String {
     let mut out = String::new();
-    let secs = r.elapsed_ms as f64 / 1000.0;
+    let sync_secs = r.elapsed_ms as f64 / 1000.0;
+    let time = match total_ms {
+        Some(total) if total > r.elapsed_ms + 50 => {
+            format!("{:.2} s (files {sync_secs:.2} s, embedding model and vectors {:.2} s)", total as f64 / 1000.0, (total - r.elapsed_ms) as f64 / 1000.0)
+        }
+        _ => format!("{sync_secs:.2} s"),
+    };
     let _ = writeln!(
         out,
-        "Indexed {} in {secs:.2} s: {} added, {} modified, {} deleted, {} renamed, {} unchanged",
+        "Indexed {} in {time}: {} added, {} modified, {} deleted, {} renamed, {} unchanged",
         root.display(),
         r.added,
         r.modified,

@@ -1,26 +1,35 @@
-//! `code-intel init [PATH]`: creates `.code-intel/config.json` with the
-//! documented defaults and shows how to register the server with an MCP
-//! client (the `.mcp.json` entry and the `claude mcp add` command).
+//! `code-intel init [PATH] [--client NAME]...`: creates
+//! `.code-intel/config.json` with the documented defaults and sets up MCP
+//! clients (`super::clients`): the server registration and, where the
+//! client has hooks, the write gate. Without `--client` it shows the
+//! Claude Code registration.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use code_intel_core::config::{self, Config};
 
+use super::clients::{self, Client, Machine};
+
 /// Set up a repository for code-intel.
 #[derive(clap::Args, Debug)]
 pub struct InitArgs {
     /// Repository root (default: the current directory).
     pub path: Option<PathBuf>,
-    /// Also add (or update) the `code-intel` entry in `<PATH>/.mcp.json`,
+    /// Set up an MCP client: claude, vscode, cursor, codex, gemini
+    /// (repeat the option or give a comma list). Project files hold no path
+    /// of this machine; docs/clients.md lists what each client gets.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub client: Vec<Client>,
+    /// Same as `--client claude`: the MCP server in `.mcp.json`, the `/code`
+    /// command and the PreToolUse hook that blocks edits outside the session
+    /// workflow (existing settings are kept).
+    #[arg(long)]
+    pub claude: bool,
+    /// Only add (or update) the `code-intel` entry in `<PATH>/.mcp.json`,
     /// keeping every other server in it.
     #[arg(long)]
     pub write_mcp_json: bool,
-    /// Also install the `/code` command (.claude/commands/code.md) and a PreToolUse
-    /// hook in .claude/settings.json that runs `code-intel check-write`, so Claude
-    /// Code blocks edits outside the session workflow (existing settings are kept).
-    #[arg(long)]
-    pub claude: bool,
 }
 
 pub fn run(args: &InitArgs) -> ExitCode {
@@ -37,6 +46,11 @@ pub fn run(args: &InitArgs) -> ExitCode {
 }
 
 fn init(args: &InitArgs) -> anyhow::Result<String> {
+    let exe = std::env::current_exe()?.canonicalize()?;
+    init_with(args, &Machine::detect(exe))
+}
+
+fn init_with(args: &InitArgs, machine: &Machine) -> anyhow::Result<String> {
     let given = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = given
         .canonicalize()
@@ -59,36 +73,35 @@ fn init(args: &InitArgs) -> anyhow::Result<String> {
         out.push_str(&format!("wrote {} (defaults; see docs/tools.md for every key)\n", config_path.display()));
     }
 
-    let exe = std::env::current_exe()?.canonicalize()?;
-    let entry = server_entry(&exe, &root);
-    let mcp_json = serde_json::json!({ "mcpServers": { "code-intel": entry } });
-    out.push_str("\nMCP client configuration (.mcp.json in the repository root):\n");
-    out.push_str(&serde_json::to_string_pretty(&mcp_json)?);
-    out.push('\n');
-    if args.write_mcp_json {
+    let mut chosen = args.client.clone();
+    if args.claude && !chosen.contains(&Client::Claude) {
+        chosen.push(Client::Claude);
+    }
+    chosen.dedup();
+    if args.write_mcp_json && !chosen.contains(&Client::Claude) {
         let path = root.join(".mcp.json");
-        write_mcp_json(&path, &entry)?;
+        write_mcp_json(&path, &clients::claude_server_entry())?;
         out.push_str(&format!("updated {}\n", path.display()));
     }
-    if args.claude {
+    for client in &chosen {
         out.push('\n');
-        out.push_str(&super::check_write::install_claude(&root, &exe)?);
+        out.push_str(&clients::install(*client, &root, machine)?);
     }
-    out.push_str("\nOr register it with Claude Code:\n");
-    out.push_str(&format!(
-        "claude mcp add code-intel --scope project -- {} serve --repo {}\n",
-        shell_quote(&exe),
-        shell_quote(&root)
-    ));
+    if chosen.is_empty() {
+        let mcp_json = serde_json::json!({ "mcpServers": { "code-intel": clients::claude_server_entry() } });
+        out.push_str("\nMCP client configuration (.mcp.json in the repository root):\n");
+        out.push_str(&serde_json::to_string_pretty(&mcp_json)?);
+        out.push('\n');
+        out.push_str("\nSet up a client (server, and the write gate where the client has hooks):\n");
+        out.push_str(&format!("code-intel init {} --client claude   (or vscode, cursor, codex, gemini)\n", shell_quote(&root)));
+    }
+    if !machine.on_path {
+        out.push_str(&format!(
+            "\nnote: `code-intel` on PATH is not {}; clients start the server as `code-intel`\n",
+            machine.exe.display()
+        ));
+    }
     Ok(out)
-}
-
-fn server_entry(exe: &Path, root: &Path) -> serde_json::Value {
-    serde_json::json!({
-        "type": "stdio",
-        "command": exe.display().to_string(),
-        "args": ["serve", "--repo", root.display().to_string()],
-    })
 }
 
 /// Adds or replaces the `code-intel` server in an `.mcp.json`, keeping the rest.
@@ -128,17 +141,17 @@ mod tests {
     fn writes_defaults_once_and_merges_mcp_json() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".mcp.json"), r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
-        let args = InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true, claude: false };
+        let args = InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true, claude: false, client: vec![] };
         let report = init(&args).unwrap();
         assert!(report.contains("wrote"), "{report}");
-        assert!(report.contains("claude mcp add code-intel --scope project -- "));
+        assert!(report.contains("--client claude"), "{report}");
         let (config, warnings) = Config::load(dir.path()).unwrap();
         assert_eq!(config, Config::default());
         assert!(warnings.is_empty());
         let doc: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap()).unwrap();
         assert_eq!(doc["mcpServers"]["other"]["command"], "x");
-        assert_eq!(doc["mcpServers"]["code-intel"]["args"][0], "serve");
+        assert_eq!(doc["mcpServers"]["code-intel"]["args"], serde_json::json!(["serve"]));
 
         // A second run keeps the (edited) config.
         std::fs::write(config::config_path(dir.path()), r#"{"max_file_bytes": 5}"#).unwrap();
@@ -149,11 +162,11 @@ mod tests {
 
     #[test]
     fn refuses_a_missing_directory_and_broken_mcp_json() {
-        let err = init(&InitArgs { path: Some("/definitely/missing".into()), write_mcp_json: false, claude: false }).unwrap_err();
+        let err = init(&InitArgs { path: Some("/definitely/missing".into()), write_mcp_json: false, claude: false, client: vec![] }).unwrap_err();
         assert!(err.to_string().contains("/definitely/missing"));
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".mcp.json"), "{ nope").unwrap();
-        let err = init(&InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true, claude: false }).unwrap_err();
+        let err = init(&InitArgs { path: Some(dir.path().to_path_buf()), write_mcp_json: true, claude: false, client: vec![] }).unwrap_err();
         assert!(err.to_string().contains("not valid JSON"), "{err}");
     }
 }

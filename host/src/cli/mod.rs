@@ -5,8 +5,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod bash_writes;
 mod check_write;
 mod chunk;
+mod clients;
 mod index;
 mod init;
 mod model;
@@ -27,13 +29,13 @@ struct Cli {
 enum Command {
     /// Serve the code tools to an MCP client over stdio.
     Serve(serve::ServeArgs),
-    /// Create .code-intel/config.json and print the MCP client configuration.
+    /// Create .code-intel/config.json and set up MCP clients (--client claude|vscode|cursor|codex|gemini).
     Init(init::InitArgs),
     /// List, test (and scaffold) chunk-strategy plugins.
     Plugin(plugin::PluginArgs),
     /// Show the chunks the loaded plugins make of one file.
     Chunk(chunk::ChunkArgs),
-    /// Claude Code PreToolUse hook: block an edit outside the active session's READY, explored files.
+    /// Write-gate hook (Claude Code, Gemini CLI, Codex, Cursor): block a write outside the active session's READY, explored files.
     CheckWrite(check_write::CheckWriteArgs),
     /// Index (or re-sync) a repository: only changed files are re-read.
     Index(index::IndexArgs),

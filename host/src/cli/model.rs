@@ -101,11 +101,20 @@ fn show(repo: Option<PathBuf>, no_load: bool, json: bool) -> ExitCode {
         Err(e) => {
             out["status"] = format!("unavailable: {e}").into();
             out["hint"] = install_hint().into();
+            let others = installed_models(&opts, &config.embedding_model);
+            out["installed"] = others.iter().map(|(name, dir)| serde_json::json!({"name": name, "dir": dir.display().to_string()})).collect();
             if json {
                 println!("{out:#}");
             } else {
                 println!("embedding model: {}", config.embedding_model);
                 println!("status: unavailable: {e}");
+                for (name, dir) in &others {
+                    println!(
+                        "installed here: {name} ({}); to use it, set \"embedding_model\": \"{name}\" in {}",
+                        dir.display(),
+                        config::config_path(&root).display()
+                    );
+                }
                 println!("{}", install_hint());
             }
             return ExitCode::FAILURE;
@@ -162,6 +171,37 @@ fn show(repo: Option<PathBuf>, no_load: bool, json: bool) -> ExitCode {
         println!("{}", lines.join("\n"));
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// Complete model folders on this machine other than `configured`: the
+/// models folder (`model install`) and the Hugging Face hub cache.
+fn installed_models(opts: &ResolveOptions, configured: &str) -> Vec<(String, PathBuf)> {
+    let complete = |dir: &std::path::Path| ["config.json", "model.safetensors", "tokenizer.json"].iter().all(|f| dir.join(f).is_file());
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&opts.models_dir) {
+        for e in entries.flatten() {
+            let dir = e.path();
+            let name = e.file_name().to_string_lossy().replace("--", "/");
+            if !name.starts_with('.') && complete(&dir) {
+                found.push((name, dir));
+            }
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(&opts.hub_cache) {
+        for e in entries.flatten() {
+            let Some(id) = e.file_name().to_string_lossy().strip_prefix("models--").map(|n| n.replace("--", "/")) else { continue };
+            let Ok(snapshots) = std::fs::read_dir(e.path().join("snapshots")) else { continue };
+            if let Some(dir) = snapshots.flatten().map(|s| s.path()).find(|d| complete(d)) {
+                found.push((id, dir));
+            }
+        }
+    }
+    let wanted = configured.trim_matches('/');
+    let short = wanted.rsplit('/').next().unwrap_or(wanted);
+    found.retain(|(name, _)| name != wanted && name != short);
+    found.sort();
+    found.dedup_by(|a, b| a.0 == b.0);
+    found
 }
 
 fn embed(texts: &[String], role: &str, repo: Option<PathBuf>, ids_only: bool) -> ExitCode {

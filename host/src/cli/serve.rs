@@ -38,7 +38,6 @@ pub fn run(args: &ServeArgs) -> ExitCode {
 /// Logs go to stderr only (stdout is the MCP channel). `CODE_INTEL_LOG`
 /// takes a tracing filter (default `info`).
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CODE_INTEL_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let filter = crate::log_filter("info");
     let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).with_ansi(false).try_init();
 }

@@ -1,0 +1,1555 @@
+//! What a shell command line writes, for the write gate (`check-write` on
+//! Claude Code's `Bash`, Gemini CLI's `run_shell_command`, Cursor's shell
+//! hook).
+//!
+//! The analysis is conservative: it lists the files a command writes when it
+//! can see them (redirections, `sed -i`, `tee`, `cp`/`mv`/`rm`/`touch`/...,
+//! `dd of=`, `git checkout -- FILE`, ...) and reports as *unprovable* every
+//! command it cannot prove read-only (an interpreter running inline code,
+//! `patch`, `git apply`, a command it does not know, a target behind a
+//! variable or a glob, ...). The gate then allows a command only when it is
+//! read-only or when every file it writes may be written.
+//!
+//! The lexer knows POSIX shell and bash quoting: single and double quotes,
+//! backslashes, `$'...'`, command substitutions (`$(...)`, backticks, whose
+//! commands are analysed too), process substitutions, here-documents (their
+//! bodies are skipped, their substitutions analysed), comments and line
+//! continuations. What it cannot read (an unbalanced quote, `case`) makes
+//! the whole command unprovable.
+
+use std::path::{Component, Path, PathBuf};
+
+/// A file a command writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Absolute path (not canonicalised: the caller resolves symlinks).
+    pub path: PathBuf,
+    /// What writes it, for messages (`sed -i`, `> redirection`, `cp`).
+    pub by: String,
+}
+
+/// The result of analysing one command line.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Analysis {
+    /// Files the command writes, as far as they can be seen.
+    pub targets: Vec<Target>,
+    /// Parts the analysis cannot prove read-only, each with why.
+    pub unprovable: Vec<String>,
+}
+
+impl Analysis {
+    fn merge(&mut self, other: Analysis) {
+        self.targets.extend(other.targets);
+        self.unprovable.extend(other.unprovable);
+    }
+}
+
+/// Analyses a command line run in `cwd`.
+#[must_use]
+pub fn analyze(command: &str, cwd: &Path) -> Analysis {
+    analyze_depth(command, Some(cwd.to_path_buf()), 0)
+}
+
+const MAX_DEPTH: usize = 8;
+
+fn analyze_depth(command: &str, cwd: Option<PathBuf>, depth: usize) -> Analysis {
+    let mut out = Analysis::default();
+    if depth > MAX_DEPTH {
+        out.unprovable.push("commands nested too deeply to read".into());
+        return out;
+    }
+    let tokens = match lex(command) {
+        Ok(t) => t,
+        Err(e) => {
+            out.unprovable.push(format!("cannot read the command line ({e})"));
+            return out;
+        }
+    };
+    let mut walker = Walker { cwd_stack: Vec::new(), cwd, depth, out };
+    walker.walk(&tokens);
+    walker.out
+}
+
+// ---------------------------------------------------------------------------
+// Lexer
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Word {
+    /// The value after quote removal; expansions are kept as written.
+    text: String,
+    /// Holds an expansion (`$x`, `$(..)`, a glob, `~`, braces): its value
+    /// is not known.
+    dynamic: bool,
+    /// Was any part quoted (a quoted `*` is no glob).
+    quoted: bool,
+    /// Commands inside `$(...)`, backticks, `<(...)`, `>(...)`.
+    substitutions: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Word(Word),
+    /// `|`, `||`, `&&`, `;`, `&`, `|&`, `(`, `)`, newline as `\n`.
+    Op(&'static str),
+    /// An output or input redirection with its target word (none for a
+    /// here-document and fd duplications).
+    Redir { op: String, target: Option<Word> },
+}
+
+struct Lexer<'a> {
+    chars: Vec<char>,
+    pos: usize,
+    tokens: Vec<Tok>,
+    /// Here-documents whose bodies start after the next newline: (delimiter, strip tabs, quoted).
+    pending_heredocs: Vec<(String, bool, bool)>,
+    _src: &'a str,
+}
+
+fn lex(src: &str) -> Result<Vec<Tok>, String> {
+    let mut lx = Lexer { chars: src.chars().collect(), pos: 0, tokens: Vec::new(), pending_heredocs: Vec::new(), _src: src };
+    lx.run()?;
+    Ok(lx.tokens)
+}
+
+impl Lexer<'_> {
+    fn peek(&self, off: usize) -> Option<char> {
+        self.chars.get(self.pos + off).copied()
+    }
+
+    fn run(&mut self) -> Result<(), String> {
+        while let Some(c) = self.peek(0) {
+            match c {
+                ' ' | '\t' | '\r' => self.pos += 1,
+                '\\' if self.peek(1) == Some('\n') => self.pos += 2,
+                '\n' => {
+                    self.pos += 1;
+                    self.tokens.push(Tok::Op("\n"));
+                    self.read_heredoc_bodies()?;
+                }
+                '#' => {
+                    while let Some(c) = self.peek(0) {
+                        if c == '\n' {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                }
+                '&' if self.peek(1) == Some('&') => self.op("&&", 2),
+                '&' if self.peek(1) == Some('>') => {
+                    let append = self.peek(2) == Some('>');
+                    self.pos += if append { 3 } else { 2 };
+                    let target = self.redirect_target()?;
+                    self.tokens.push(Tok::Redir { op: if append { "&>>".into() } else { "&>".into() }, target: Some(target) });
+                }
+                '&' => self.op("&", 1),
+                '|' if self.peek(1) == Some('|') => self.op("||", 2),
+                '|' if self.peek(1) == Some('&') => self.op("|&", 2),
+                '|' => self.op("|", 1),
+                ';' if self.peek(1) == Some(';') => return Err("`;;` (case) is not supported".into()),
+                ';' => self.op(";", 1),
+                '(' => self.op("(", 1),
+                ')' => self.op(")", 1),
+                '<' | '>' if self.peek(1) == Some('(') => {
+                    // Process substitution: a word.
+                    let w = self.word()?;
+                    self.tokens.push(Tok::Word(w));
+                }
+                '<' | '>' => self.redirection(None)?,
+                c if c.is_ascii_digit() && self.fd_redirection_ahead() => {
+                    let start = self.pos;
+                    while self.peek(0).is_some_and(|c| c.is_ascii_digit()) {
+                        self.pos += 1;
+                    }
+                    let fd: String = self.chars[start..self.pos].iter().collect();
+                    self.redirection(Some(fd))?;
+                }
+                _ => {
+                    let w = self.word()?;
+                    self.tokens.push(Tok::Word(w));
+                }
+            }
+        }
+        if !self.pending_heredocs.is_empty() {
+            // A here-document without its body: nothing more to read.
+            self.pending_heredocs.clear();
+        }
+        Ok(())
+    }
+
+    fn op(&mut self, op: &'static str, len: usize) {
+        self.pos += len;
+        self.tokens.push(Tok::Op(op));
+    }
+
+    /// Digits at a word start followed by `<` or `>` (`2>file`, `2>&1`).
+    fn fd_redirection_ahead(&self) -> bool {
+        let at_word_start = self.pos == 0 || matches!(self.chars[self.pos - 1], ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')');
+        if !at_word_start {
+            return false;
+        }
+        let mut i = self.pos;
+        while self.chars.get(i).is_some_and(char::is_ascii_digit) {
+            i += 1;
+        }
+        matches!(self.chars.get(i), Some('<' | '>'))
+    }
+
+    fn redirection(&mut self, fd: Option<String>) -> Result<(), String> {
+        let c = self.peek(0).unwrap_or('>');
+        let mut op = String::from(c);
+        self.pos += 1;
+        if c == '<' {
+            match self.peek(0) {
+                Some('<') => {
+                    self.pos += 1;
+                    if self.peek(0) == Some('<') {
+                        self.pos += 1;
+                        // Here-string: an input.
+                        let w = self.redirect_target()?;
+                        self.tokens.push(Tok::Redir { op: "<<<".into(), target: Some(w) });
+                        return Ok(());
+                    }
+                    let strip = self.peek(0) == Some('-');
+                    if strip {
+                        self.pos += 1;
+                    }
+                    let w = self.redirect_target()?;
+                    self.pending_heredocs.push((w.text.clone(), strip, w.quoted));
+                    self.tokens.push(Tok::Redir { op: "<<".into(), target: None });
+                    return Ok(());
+                }
+                Some('&') => {
+                    self.pos += 1;
+                    op.push('&');
+                }
+                Some('>') => {
+                    self.pos += 1;
+                    op.push('>');
+                }
+                _ => {}
+            }
+        } else {
+            match self.peek(0) {
+                Some('>') => {
+                    self.pos += 1;
+                    op.push('>');
+                }
+                Some('|') => {
+                    self.pos += 1;
+                    op.push('|');
+                }
+                Some('&') => {
+                    self.pos += 1;
+                    op.push('&');
+                }
+                _ => {}
+            }
+        }
+        let target = self.redirect_target()?;
+        let _ = fd;
+        self.tokens.push(Tok::Redir { op, target: Some(target) });
+        Ok(())
+    }
+
+    fn redirect_target(&mut self) -> Result<Word, String> {
+        while matches!(self.peek(0), Some(' ' | '\t')) {
+            self.pos += 1;
+        }
+        match self.peek(0) {
+            None | Some('\n' | ';' | '|' | '&' | '(' | ')' | '<' | '>') => Err("a redirection without a target".into()),
+            _ => self.word(),
+        }
+    }
+
+    fn read_heredoc_bodies(&mut self) -> Result<(), String> {
+        let pending = std::mem::take(&mut self.pending_heredocs);
+        for (delim, strip, quoted) in pending {
+            loop {
+                if self.pos >= self.chars.len() {
+                    return Ok(()); // unterminated: the rest is body
+                }
+                let start = self.pos;
+                while self.peek(0).is_some_and(|c| c != '\n') {
+                    self.pos += 1;
+                }
+                let line: String = self.chars[start..self.pos].iter().collect();
+                if self.peek(0) == Some('\n') {
+                    self.pos += 1;
+                }
+                let cmp = if strip { line.trim_start_matches('\t') } else { line.as_str() };
+                if cmp == delim {
+                    break;
+                }
+                if !quoted {
+                    // Substitutions in an unquoted body run.
+                    let mut sub = Lexer { chars: line.chars().collect(), pos: 0, tokens: Vec::new(), pending_heredocs: Vec::new(), _src: "" };
+                    let mut w = Word::default();
+                    while sub.pos < sub.chars.len() {
+                        match sub.peek(0) {
+                            Some('$') if sub.peek(1) == Some('(') => sub.dollar(&mut w)?,
+                            Some('`') => sub.backtick(&mut w)?,
+                            Some('\\') => sub.pos += 2,
+                            _ => sub.pos += 1,
+                        }
+                    }
+                    if !w.substitutions.is_empty() {
+                        self.tokens.push(Tok::Word(Word { text: String::new(), dynamic: true, quoted: true, substitutions: w.substitutions }));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn word(&mut self) -> Result<Word, String> {
+        let mut w = Word::default();
+        let start = self.pos;
+        while let Some(c) = self.peek(0) {
+            match c {
+                ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | ')' => break,
+                '(' if self.pos > start && !matches!(self.chars[self.pos - 1], '<' | '>' | '$' | '=' | '@' | '?' | '*' | '+' | '!') => {
+                    break;
+                }
+                '<' | '>' if self.peek(1) == Some('(') => {
+                    self.pos += 1;
+                    let inner = self.balanced('(', ')')?;
+                    w.substitutions.push(inner);
+                    w.dynamic = true;
+                }
+                '<' | '>' => break,
+                '(' if self.pos == start => break,
+                '\'' => {
+                    self.pos += 1;
+                    w.quoted = true;
+                    loop {
+                        match self.peek(0) {
+                            None => return Err("unbalanced single quote".into()),
+                            Some('\'') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            Some(c) => {
+                                w.text.push(c);
+                                self.pos += 1;
+                            }
+                        }
+                    }
+                }
+                '"' => {
+                    self.pos += 1;
+                    w.quoted = true;
+                    loop {
+                        match self.peek(0) {
+                            None => return Err("unbalanced double quote".into()),
+                            Some('"') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            Some('\\') => {
+                                if let Some(n) = self.peek(1) {
+                                    if !matches!(n, '$' | '`' | '"' | '\\' | '\n') {
+                                        w.text.push('\\');
+                                    }
+                                    if n != '\n' {
+                                        w.text.push(n);
+                                    }
+                                }
+                                self.pos += 2;
+                            }
+                            Some('$') => self.dollar(&mut w)?,
+                            Some('`') => self.backtick(&mut w)?,
+                            Some(c) => {
+                                w.text.push(c);
+                                self.pos += 1;
+                            }
+                        }
+                    }
+                }
+                '\\' => {
+                    w.quoted = true;
+                    if let Some(n) = self.peek(1) {
+                        if n != '\n' {
+                            w.text.push(n);
+                        }
+                    }
+                    self.pos += 2;
+                }
+                '$' if self.peek(1) == Some('\'') => {
+                    // ANSI-C quoting: the escapes are kept as written, the value is not needed exactly.
+                    self.pos += 2;
+                    w.quoted = true;
+                    loop {
+                        match self.peek(0) {
+                            None => return Err("unbalanced $'...' quote".into()),
+                            Some('\\') => {
+                                w.text.push('\\');
+                                if let Some(n) = self.peek(1) {
+                                    w.text.push(n);
+                                }
+                                self.pos += 2;
+                            }
+                            Some('\'') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            Some(c) => {
+                                w.text.push(c);
+                                self.pos += 1;
+                            }
+                        }
+                    }
+                    w.dynamic = true;
+                }
+                '$' => self.dollar(&mut w)?,
+                '`' => self.backtick(&mut w)?,
+                '*' | '?' | '[' | '{' => {
+                    w.dynamic = true;
+                    w.text.push(c);
+                    self.pos += 1;
+                }
+                '~' if self.pos == start => {
+                    w.dynamic = true;
+                    w.text.push(c);
+                    self.pos += 1;
+                }
+                c => {
+                    w.text.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        Ok(w)
+    }
+
+    /// At `$`: a parameter, a command substitution or an arithmetic expansion.
+    fn dollar(&mut self, w: &mut Word) -> Result<(), String> {
+        w.dynamic = true;
+        match self.peek(1) {
+            Some('(') if self.peek(2) == Some('(') => {
+                self.pos += 1;
+                let inner = self.balanced('(', ')')?;
+                w.text.push_str(&format!("$({inner})"));
+                // Arithmetic can hold command substitutions: analyse them.
+                if inner.contains("$(") || inner.contains('`') {
+                    w.substitutions.push(inner);
+                }
+            }
+            Some('(') => {
+                self.pos += 1;
+                let inner = self.balanced('(', ')')?;
+                w.text.push_str(&format!("$({inner})"));
+                w.substitutions.push(inner);
+            }
+            Some('{') => {
+                self.pos += 1;
+                let inner = self.balanced('{', '}')?;
+                w.text.push_str(&format!("${{{inner}}}"));
+                if inner.contains("$(") || inner.contains('`') {
+                    w.substitutions.push(inner);
+                }
+            }
+            _ => {
+                w.text.push('$');
+                self.pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn backtick(&mut self, w: &mut Word) -> Result<(), String> {
+        self.pos += 1;
+        let mut inner = String::new();
+        loop {
+            match self.peek(0) {
+                None => return Err("unbalanced backquote".into()),
+                Some('`') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some('\\') => {
+                    if let Some(n) = self.peek(1) {
+                        if !matches!(n, '`' | '\\' | '$') {
+                            inner.push('\\');
+                        }
+                        inner.push(n);
+                    }
+                    self.pos += 2;
+                }
+                Some(c) => {
+                    inner.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        w.dynamic = true;
+        w.text.push_str(&format!("`{inner}`"));
+        w.substitutions.push(inner);
+        Ok(())
+    }
+
+    /// At an opening bracket: returns what is inside the balanced pair
+    /// (quotes respected) and moves past the closing one.
+    fn balanced(&mut self, open: char, close: char) -> Result<String, String> {
+        debug_assert_eq!(self.peek(0), Some(open));
+        self.pos += 1;
+        let start = self.pos;
+        let mut depth = 1usize;
+        while let Some(c) = self.peek(0) {
+            match c {
+                '\\' => self.pos += 2,
+                '\'' => {
+                    self.pos += 1;
+                    while self.peek(0).is_some_and(|c| c != '\'') {
+                        self.pos += 1;
+                    }
+                    self.pos += 1;
+                }
+                '"' => {
+                    self.pos += 1;
+                    while let Some(c) = self.peek(0) {
+                        if c == '\\' {
+                            self.pos += 2;
+                            continue;
+                        }
+                        if c == '"' {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                    self.pos += 1;
+                }
+                c if c == open => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                c if c == close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let inner: String = self.chars[start..self.pos].iter().collect();
+                        self.pos += 1;
+                        return Ok(inner);
+                    }
+                    self.pos += 1;
+                }
+                _ => self.pos += 1,
+            }
+        }
+        Err(format!("unbalanced `{open}`"))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Walker: commands, their redirections and what they write
+
+struct Walker {
+    cwd_stack: Vec<Option<PathBuf>>,
+    /// The working directory, `None` once a `cd` went somewhere unknown.
+    cwd: Option<PathBuf>,
+    depth: usize,
+    out: Analysis,
+}
+
+/// Words that start or end compound commands; the command after them is analysed as usual.
+const RESERVED: &[&str] = &["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time", "function"];
+
+impl Walker {
+    fn walk(&mut self, tokens: &[Tok]) {
+        let mut i = 0;
+        let mut prev_op: Option<&'static str> = None;
+        while i < tokens.len() {
+            match &tokens[i] {
+                Tok::Op("(") => {
+                    self.cwd_stack.push(self.cwd.clone());
+                    prev_op = Some("(");
+                    i += 1;
+                }
+                Tok::Op(")") => {
+                    if let Some(c) = self.cwd_stack.pop() {
+                        self.cwd = c;
+                    }
+                    prev_op = Some(")");
+                    i += 1;
+                }
+                Tok::Op(op) => {
+                    prev_op = Some(op);
+                    i += 1;
+                }
+                _ => {
+                    let start = i;
+                    while i < tokens.len() && !matches!(tokens[i], Tok::Op(_)) {
+                        i += 1;
+                    }
+                    let next_op = match tokens.get(i) {
+                        Some(Tok::Op(op)) => Some(*op),
+                        _ => None,
+                    };
+                    let in_pipeline_or_background =
+                        matches!(prev_op, Some("|" | "|&")) || matches!(next_op, Some("|" | "|&" | "&"));
+                    self.simple_command(&tokens[start..i], in_pipeline_or_background);
+                }
+            }
+        }
+    }
+
+    fn unprovable(&mut self, why: impl Into<String>) {
+        self.out.unprovable.push(why.into());
+    }
+
+    fn target(&mut self, w: &Word, by: &str) {
+        if w.dynamic {
+            self.unprovable(format!("{by} writes `{}`, a path whose value is only known when the command runs", w.text));
+            return;
+        }
+        self.target_text(&w.text, by);
+    }
+
+    fn target_text(&mut self, text: &str, by: &str) {
+        if matches!(text, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "-") || text.starts_with("/dev/fd/") {
+            return;
+        }
+        let path = Path::new(text);
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else if let Some(cwd) = &self.cwd {
+            cwd.join(path)
+        } else {
+            self.unprovable(format!("{by} writes `{text}` after a `cd` to a directory only known when the command runs"));
+            return;
+        };
+        self.out.targets.push(Target { path: normalize(&abs), by: by.to_string() });
+    }
+
+    fn substitutions(&mut self, w: &Word) {
+        for s in &w.substitutions {
+            let sub = analyze_depth(s, self.cwd.clone(), self.depth + 1);
+            self.out.merge(sub);
+        }
+    }
+
+    fn simple_command(&mut self, toks: &[Tok], isolated: bool) {
+        let mut words: Vec<Word> = Vec::new();
+        for t in toks {
+            match t {
+                Tok::Word(w) => {
+                    self.substitutions(w);
+                    words.push(w.clone());
+                }
+                Tok::Redir { op, target } => {
+                    if let Some(target) = target {
+                        self.substitutions(target);
+                        let output = matches!(op.as_str(), ">" | ">>" | ">|" | "&>" | "&>>" | "<>");
+                        let dup = matches!(op.as_str(), ">&" | "<&");
+                        if output {
+                            self.target(target, &format!("the redirection `{op}`"));
+                        } else if dup && op == ">&" && !(target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit())) {
+                            self.target(target, "the redirection `>&`");
+                        }
+                    }
+                }
+                Tok::Op(_) => {}
+            }
+        }
+        // Words that are only substitutions from a here-document body.
+        words.retain(|w| !(w.text.is_empty() && w.dynamic && !w.substitutions.is_empty() && w.quoted));
+        let mut words: &[Word] = &words;
+        while let Some(first) = words.first() {
+            if !first.quoted && RESERVED.contains(&first.text.as_str()) {
+                words = &words[1..];
+            } else {
+                break;
+            }
+        }
+        // `for x in ...`, `select`: the list is no command.
+        if let Some(first) = words.first() {
+            if !first.quoted && matches!(first.text.as_str(), "for" | "select") {
+                return;
+            }
+            if !first.quoted && first.text == "case" {
+                self.unprovable("`case` statements are not read by the write gate");
+                return;
+            }
+        }
+        // Assignments before the command.
+        while let Some(first) = words.first() {
+            if is_assignment(first) {
+                words = &words[1..];
+            } else {
+                break;
+            }
+        }
+        self.command(words, isolated);
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn command(&mut self, words: &[Word], isolated: bool) {
+        let Some(name_word) = words.first() else { return };
+        if name_word.dynamic && !matches!(name_word.text.as_str(), "[" | "[[") {
+            self.unprovable(format!("the command `{}` is only known when it runs", name_word.text));
+            return;
+        }
+        let name = name_word.text.rsplit('/').next().unwrap_or(&name_word.text).to_string();
+        let args = &words[1..];
+        let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+        match name.as_str() {
+            // Wrappers: analyse the command they run.
+            "sudo" | "doas" | "nohup" | "command" | "builtin" | "exec" | "stdbuf" | "ionice" | "nice" | "timeout" | "time"
+            | "env" | "chronic" => {
+                let mut rest = args;
+                if name == "command" && texts.first().is_some_and(|t| *t == "-v" || *t == "-V") {
+                    return;
+                }
+                while let Some(first) = rest.first() {
+                    let t = first.text.as_str();
+                    if t.starts_with('-') || (name == "env" && is_assignment(first)) {
+                        rest = &rest[1..];
+                        // Options with a value.
+                        if matches!((name.as_str(), t), ("nice", "-n") | ("sudo", "-u" | "-g") | ("env", "-u" | "-C") | ("timeout", "-s" | "-k"))
+                        {
+                            rest = rest.get(1..).unwrap_or(&[]);
+                        }
+                    } else {
+                        break;
+                    }
+                }
+                if name == "timeout" && !rest.is_empty() {
+                    rest = &rest[1..]; // the duration
+                }
+                self.command(rest, isolated);
+            }
+            "xargs" => {
+                let mut rest = args;
+                while let Some(first) = rest.first() {
+                    let t = first.text.as_str();
+                    if !t.starts_with('-') {
+                        break;
+                    }
+                    rest = &rest[1..];
+                    if matches!(t, "-I" | "-n" | "-L" | "-P" | "-d" | "-s" | "-E" | "-a") {
+                        rest = rest.get(1..).unwrap_or(&[]);
+                    }
+                }
+                if rest.is_empty() {
+                    return; // echo
+                }
+                // xargs appends names read from its input: unknown values.
+                let mut with_input = rest.to_vec();
+                with_input.push(Word { text: "<names from xargs' input>".into(), dynamic: true, ..Word::default() });
+                self.command(&with_input, isolated);
+            }
+            "cd" | "pushd" => {
+                if isolated {
+                    return; // a cd in a pipeline or in the background does not move the shell
+                }
+                match args.iter().find(|w| !w.text.starts_with('-')) {
+                    Some(dir) if !dir.dynamic => {
+                        self.cwd = self.cwd.as_ref().map(|c| normalize(&c.join(&dir.text)));
+                    }
+                    _ => self.cwd = None,
+                }
+            }
+            "popd" => {
+                if !isolated {
+                    self.cwd = None;
+                }
+            }
+            "sh" | "bash" | "zsh" | "dash" | "ksh" => {
+                let mut it = args.iter();
+                let mut script = None;
+                while let Some(w) = it.next() {
+                    if w.text == "-c" || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('c')) {
+                        script = it.next();
+                        break;
+                    }
+                    if !w.text.starts_with('-') {
+                        break;
+                    }
+                }
+                match script {
+                    Some(s) if !s.dynamic || (s.quoted && s.substitutions.is_empty() && !s.text.contains('$')) => {
+                        let sub = analyze_depth(&s.text, self.cwd.clone(), self.depth + 1);
+                        self.out.merge(sub);
+                    }
+                    _ if args.iter().all(|w| matches!(w.text.as_str(), "--version" | "--help")) && !args.is_empty() => {}
+                    _ => self.unprovable(format!("`{name}` runs a script the write gate cannot read")),
+                }
+            }
+            "python" | "python3" | "python2" | "py" | "perl" | "ruby" | "node" | "nodejs" | "deno" | "bun" | "php" | "lua"
+            | "Rscript" | "osascript" | "pwsh" | "powershell" => self.interpreter(&name, &texts),
+            "source" | "." | "eval" => self.unprovable(format!("`{name}` runs code the write gate cannot read")),
+            "sed" | "gsed" => self.sed(args),
+            "awk" | "gawk" | "mawk" | "nawk" => self.awk(args),
+            "find" => self.find(args),
+            "git" => self.git(args),
+            "tee" => {
+                for w in positionals(args, &[]) {
+                    self.target(w, "tee");
+                }
+            }
+            "cp" | "mv" | "install" | "ln" | "rsync" | "scp" => self.copy_like(&name, args),
+            "rm" | "unlink" | "shred" | "rmdir" | "mkdir" | "touch" | "truncate" | "mkfifo" | "mknod" => {
+                let with_value: &[&str] = match name.as_str() {
+                    "touch" => &["-r", "-d", "-t", "--reference", "--date"],
+                    "truncate" => &["-s", "-r", "--size", "--reference"],
+                    "mkdir" | "mkfifo" | "mknod" => &["-m", "--mode"],
+                    "shred" => &["-n", "-s", "--iterations", "--size"],
+                    _ => &[],
+                };
+                for w in positionals(args, with_value) {
+                    self.target(w, &name);
+                }
+            }
+            "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => {
+                let pos = positionals(args, &[]);
+                let skip = usize::from(!texts.iter().any(|t| t.starts_with("--reference")));
+                for w in pos.into_iter().skip(skip) {
+                    self.target(w, &name);
+                }
+            }
+            "dd" => {
+                for w in args {
+                    if let Some(path) = w.text.strip_prefix("of=") {
+                        let mut t = w.clone();
+                        t.text = path.to_string();
+                        self.target(&t, "dd of=");
+                    }
+                }
+            }
+            "sort" => {
+                let mut it = args.iter();
+                while let Some(w) = it.next() {
+                    if w.text == "-o" {
+                        if let Some(f) = it.next() {
+                            self.target(f, "sort -o");
+                        }
+                    } else if let Some(f) = w.text.strip_prefix("--output=") {
+                        self.target_text(f, "sort -o");
+                    } else if w.text.starts_with("-o") && w.text.len() > 2 && !w.text.starts_with("--") {
+                        self.target_text(&w.text[2..], "sort -o");
+                    }
+                }
+            }
+            "uniq" => {
+                if let Some(w) = positionals(args, &["-f", "-s", "-w"]).get(1) {
+                    self.target(w, "uniq");
+                }
+            }
+            "curl" => {
+                let mut it = args.iter();
+                while let Some(w) = it.next() {
+                    match w.text.as_str() {
+                        "-o" | "--output" => {
+                            if let Some(f) = it.next() {
+                                self.target(f, "curl -o");
+                            }
+                        }
+                        "-O" | "--remote-name" | "--remote-name-all" | "-J" => self.unprovable("curl -O writes a file named by the server"),
+                        t if t.starts_with("--output=") => self.target_text(&t["--output=".len()..], "curl -o"),
+                        _ => {}
+                    }
+                }
+            }
+            "wget" => {
+                let mut it = args.iter();
+                let mut named = false;
+                while let Some(w) = it.next() {
+                    if w.text == "-O" || w.text == "--output-document" {
+                        named = true;
+                        if let Some(f) = it.next() {
+                            self.target(f, "wget -O");
+                        }
+                    } else if w.text == "--version" || w.text == "--help" || w.text == "--spider" {
+                        named = true;
+                    }
+                }
+                if !named {
+                    self.unprovable("wget writes a file named after the URL");
+                }
+            }
+            "tar" | "bsdtar" => {
+                let listing = texts.first().is_some_and(|t| !t.starts_with("--") && t.trim_start_matches('-').contains('t'))
+                    || texts.iter().any(|t| *t == "--list" || *t == "-t" || *t == "--version");
+                if !listing {
+                    self.unprovable("tar creates or extracts files the write gate cannot list");
+                }
+            }
+            "unzip" | "gunzip" | "gzip" | "bzip2" | "xz" | "zstd" | "7z" | "zip" => {
+                let reading = texts.iter().any(|t| matches!(*t, "-l" | "-t" | "-c" | "--stdout" | "--list" | "--test" | "-h" | "--help" | "--version" | "-v"));
+                if !reading {
+                    self.unprovable(format!("`{name}` writes files the write gate cannot list"));
+                }
+            }
+            "patch" => {
+                if !texts.iter().any(|t| *t == "--dry-run" || *t == "--version") {
+                    self.unprovable("patch writes the files its diff names; use Edit/Write for them instead");
+                }
+            }
+            "xxd" => {
+                if positionals(args, &["-c", "-g", "-l", "-s", "-o", "-n"]).len() > 1 {
+                    self.unprovable("xxd with an output file");
+                }
+            }
+            "cargo" => self.cargo(&texts),
+            "npm" | "pnpm" | "yarn" => self.node_pm(&name, &texts),
+            "go" => {
+                let sub = texts.iter().find(|t| !t.starts_with('-')).copied().unwrap_or("");
+                if !matches!(sub, "test" | "build" | "vet" | "list" | "version" | "env" | "doc" | "help" | "run" | "") {
+                    self.unprovable(format!("`go {sub}` may change source files"));
+                }
+            }
+            "gofmt" | "prettier" | "black" | "rustfmt" | "isort" | "clang-format" => {
+                let checking = texts.iter().any(|t| matches!(*t, "--check" | "-l" | "--list-different" | "-d" | "--diff" | "--dry-run" | "--version"))
+                    && !texts.iter().any(|t| matches!(*t, "-w" | "--write" | "-i"));
+                if !checking {
+                    self.unprovable(format!("`{name}` rewrites files in place (use its --check mode)"));
+                }
+            }
+            "eslint" | "ruff" | "clippy-driver" | "stylelint" | "rubocop" | "phpcbf" => {
+                let fixing = texts.iter().any(|t| t.starts_with("--fix") || *t == "-a" || *t == "-A" || *t == "format");
+                if fixing || name == "phpcbf" {
+                    self.unprovable(format!("`{name}` with a fix option rewrites files"));
+                }
+            }
+            n if READ_ONLY.contains(&n) || BUILD_AND_TEST.contains(&n) => {}
+            _ => self.unprovable(format!("`{name}` is not a command the write gate knows to be read-only")),
+        }
+    }
+
+    fn interpreter(&mut self, name: &str, args: &[&str]) {
+        let harmless = !args.is_empty()
+            && args.iter().all(|a| matches!(*a, "--version" | "-V" | "-v" | "--help" | "-h" | "-VV"));
+        if harmless {
+            return;
+        }
+        if matches!(name, "python" | "python3" | "python2" | "py") {
+            if let Some(i) = args.iter().position(|a| *a == "-m") {
+                let module = args.get(i + 1).copied().unwrap_or("");
+                let rest = &args[(i + 2).min(args.len())..];
+                let read_only = match module {
+                    "pytest" | "unittest" | "mypy" | "pyflakes" | "pydoc" | "timeit" | "tabnanny" | "py_compile" | "compileall" => true,
+                    "json.tool" => rest.len() <= 1,
+                    "pip" => rest.first().is_some_and(|s| matches!(*s, "list" | "show" | "freeze" | "check" | "--version")),
+                    _ => false,
+                };
+                if read_only {
+                    return;
+                }
+                self.unprovable(format!("`{name} -m {module}` runs code the write gate cannot read"));
+                return;
+            }
+        }
+        let how = if args.iter().any(|a| matches!(*a, "-c" | "-e" | "-E" | "-r" | "--eval" | "-p" | "-pe" | "-ne" | "-i" | "-pi")) {
+            "inline code"
+        } else {
+            "a script"
+        };
+        self.unprovable(format!("`{name}` runs {how} that may write files; the write gate cannot tell which"));
+    }
+
+    fn sed(&mut self, args: &[Word]) {
+        let mut in_place = false;
+        let mut script_given = false;
+        let mut scripts: Vec<String> = Vec::new();
+        let mut files: Vec<&Word> = Vec::new();
+        let mut it = args.iter();
+        let mut options_done = false;
+        while let Some(w) = it.next() {
+            let t = w.text.as_str();
+            if options_done || !t.starts_with('-') || t == "-" {
+                if script_given {
+                    files.push(w);
+                } else {
+                    scripts.push(t.to_string());
+                    script_given = true;
+                }
+                continue;
+            }
+            if t == "--" {
+                options_done = true;
+            } else if t == "-e" || t == "--expression" {
+                if let Some(s) = it.next() {
+                    scripts.push(s.text.clone());
+                }
+                script_given = true;
+            } else if let Some(s) = t.strip_prefix("--expression=") {
+                scripts.push(s.to_string());
+                script_given = true;
+            } else if t == "-f" || t == "--file" || t.starts_with("--file=") {
+                if t == "-f" || t == "--file" {
+                    it.next();
+                }
+                self.unprovable("sed -f runs a script file the write gate cannot read");
+                script_given = true;
+            } else if t.starts_with("--in-place") {
+                in_place = true;
+            } else if t == "-l" || t == "--line-length" {
+                it.next();
+            } else if !t.starts_with("--") {
+                // Bundled short options: -ni, -Ei.bak, -i, -n -e ...
+                let flags = &t[1..];
+                for (k, c) in flags.char_indices() {
+                    match c {
+                        'i' => {
+                            in_place = true;
+                            break; // the rest is the backup suffix
+                        }
+                        'e' => {
+                            let rest = &flags[k + 1..];
+                            if rest.is_empty() {
+                                if let Some(s) = it.next() {
+                                    scripts.push(s.text.clone());
+                                }
+                            } else {
+                                scripts.push(rest.to_string());
+                            }
+                            script_given = true;
+                            break;
+                        }
+                        'f' => {
+                            self.unprovable("sed -f runs a script file the write gate cannot read");
+                            script_given = true;
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        for s in &scripts {
+            if sed_script_writes(s) {
+                self.unprovable(format!("the sed script `{s}` writes a file or runs a command (w, W or e)"));
+            }
+        }
+        if in_place {
+            if files.is_empty() {
+                self.unprovable("sed -i without a file");
+            }
+            for f in files {
+                self.target(f, "sed -i");
+            }
+        }
+    }
+
+    fn awk(&mut self, args: &[Word]) {
+        let mut it = args.iter();
+        let mut program: Option<&str> = None;
+        while let Some(w) = it.next() {
+            let t = w.text.as_str();
+            match t {
+                "-f" | "--file" => {
+                    self.unprovable("awk -f runs a program file the write gate cannot read");
+                    return;
+                }
+                "-i" | "--include" => {
+                    let what = it.next().map_or("", |w| w.text.as_str());
+                    if what.contains("inplace") {
+                        self.unprovable("awk -i inplace rewrites its input files");
+                        return;
+                    }
+                }
+                "-v" | "-F" | "--assign" | "--field-separator" => {
+                    it.next();
+                }
+                _ if t.starts_with('-') && program.is_none() => {}
+                _ => {
+                    if program.is_none() {
+                        program = Some(t);
+                    }
+                }
+            }
+        }
+        if let Some(p) = program {
+            if awk_program_writes(p) {
+                self.unprovable(format!("the awk program `{p}` may write files or run commands"));
+            }
+        }
+    }
+
+    fn find(&mut self, args: &[Word]) {
+        let mut i = 0;
+        while i < args.len() {
+            let t = args[i].text.as_str();
+            match t {
+                "-delete" => self.unprovable("find -delete removes files the write gate cannot list"),
+                "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                    if let Some(f) = args.get(i + 1) {
+                        self.target(f, &format!("find {t}"));
+                    }
+                }
+                "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                    let end = args[i + 1..].iter().position(|w| w.text == ";" || w.text == "+").map_or(args.len(), |p| i + 1 + p);
+                    let inner: Vec<Word> = args[i + 1..end]
+                        .iter()
+                        .map(|w| if w.text.contains("{}") { Word { dynamic: true, ..w.clone() } } else { w.clone() })
+                        .collect();
+                    let before_targets = self.out.targets.len();
+                    let before_unprovable = self.out.unprovable.len();
+                    self.command(&inner, true);
+                    if self.out.targets.len() > before_targets || self.out.unprovable.len() > before_unprovable {
+                        self.out.targets.truncate(before_targets);
+                        self.out.unprovable.truncate(before_unprovable);
+                        let cmd = inner.first().map_or("", |w| w.text.as_str()).to_string();
+                        self.unprovable(format!("find {t} runs `{cmd}`, which may write the files it finds"));
+                    }
+                    i = end;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn git(&mut self, args: &[Word]) {
+        let mut i = 0;
+        let saved_cwd = self.cwd.clone();
+        // Global options.
+        while let Some(w) = args.get(i) {
+            let t = w.text.as_str();
+            if !t.starts_with('-') {
+                break;
+            }
+            if t == "-C" {
+                match args.get(i + 1) {
+                    Some(d) if !d.dynamic => self.cwd = self.cwd.as_ref().map(|c| normalize(&c.join(&d.text))),
+                    _ => self.cwd = None,
+                }
+                i += 2;
+            } else if matches!(t, "-c" | "--git-dir" | "--work-tree" | "--namespace") {
+                if t == "--work-tree" {
+                    self.cwd = None;
+                }
+                i += 2;
+            } else {
+                if t.starts_with("--work-tree=") {
+                    self.cwd = None;
+                }
+                i += 1;
+            }
+        }
+        let sub = args.get(i).map_or("", |w| w.text.as_str());
+        let rest = &args[(i + 1).min(args.len())..];
+        let texts: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
+        let has = |o: &str| texts.contains(&o);
+        match sub {
+            "" | "status" | "log" | "show" | "blame" | "annotate" | "grep" | "ls-files" | "ls-tree" | "ls-remote" | "rev-parse"
+            | "rev-list" | "describe" | "shortlog" | "cat-file" | "show-ref" | "merge-base" | "name-rev" | "reflog" | "whatchanged"
+            | "cherry" | "count-objects" | "fsck" | "help" | "version" | "--version" | "var" | "check-ignore" | "check-attr"
+            | "for-each-ref" | "range-diff" | "diff-tree" | "diff-files" | "diff-index" | "verify-commit" | "verify-tag" | "fetch"
+            | "push" | "add" | "commit" | "tag" | "branch" | "remote" | "config" | "notes" | "gc" | "prune" | "log-tree"
+            | "bundle" | "request-pull" | "archive" => {
+                if sub == "archive" && (has("-o") || texts.iter().any(|t| t.starts_with("--output"))) {
+                    self.unprovable("git archive --output writes a file");
+                }
+            }
+            "diff" => {
+                let mut it = rest.iter();
+                while let Some(w) = it.next() {
+                    if w.text == "--output" {
+                        if let Some(f) = it.next() {
+                            self.target(f, "git diff --output");
+                        }
+                    } else if let Some(f) = w.text.strip_prefix("--output=") {
+                        self.target_text(f, "git diff --output");
+                    }
+                }
+            }
+            "checkout" => match rest.iter().position(|w| w.text == "--") {
+                Some(p) => {
+                    for f in &rest[p + 1..] {
+                        self.target(f, "git checkout --");
+                    }
+                }
+                None => self.unprovable("git checkout without `--` may switch branches and rewrite any file"),
+            },
+            "restore" => {
+                let worktree = !has("--staged") && !has("-S") || has("--worktree") || has("-W");
+                if worktree {
+                    let files = positionals(rest, &["-s", "--source"]);
+                    if files.is_empty() {
+                        self.unprovable("git restore without paths");
+                    }
+                    for f in files {
+                        self.target(f, "git restore");
+                    }
+                }
+            }
+            "rm" => {
+                if !has("--cached") && !has("-n") && !has("--dry-run") {
+                    for f in positionals(rest, &[]) {
+                        self.target(f, "git rm");
+                    }
+                }
+            }
+            "mv" => {
+                for f in positionals(rest, &[]) {
+                    self.target(f, "git mv");
+                }
+            }
+            "clean" => {
+                if !has("-n") && !has("--dry-run") {
+                    self.unprovable("git clean deletes files the write gate cannot list");
+                }
+            }
+            "reset" => {
+                if has("--hard") || has("--merge") || has("--keep") {
+                    self.unprovable(format!("git reset {} rewrites the working tree", texts.iter().find(|t| t.starts_with("--")).unwrap_or(&"")));
+                }
+            }
+            "apply" => {
+                let checking = (has("--check") || has("--stat") || has("--numstat") || has("--summary")) && !has("--apply");
+                if !checking && !(has("--cached") && !has("--index")) {
+                    self.unprovable("git apply writes the files its patch names; use Edit/Write for them instead");
+                }
+            }
+            "stash" => {
+                let action = texts.first().copied().unwrap_or("push");
+                if !matches!(action, "list" | "show" | "drop" | "clear" | "create" | "store") {
+                    self.unprovable(format!("git stash {action} rewrites files in the working tree"));
+                }
+            }
+            "worktree" => {
+                if !matches!(texts.first().copied(), Some("list" | "prune")) {
+                    self.unprovable("git worktree may create a checkout");
+                }
+            }
+            other => self.unprovable(format!("git {other} may rewrite files in the working tree")),
+        }
+        self.cwd = saved_cwd;
+    }
+
+    fn copy_like(&mut self, name: &str, args: &[Word]) {
+        let with_value: &[&str] = match name {
+            "install" => &["-m", "-o", "-g", "--mode", "--owner", "--group", "-S", "--suffix"],
+            "cp" | "mv" | "ln" => &["-S", "--suffix"],
+            "rsync" => &["-e", "--rsh", "--exclude", "--include", "--filter", "-f"],
+            "scp" => &["-P", "-i", "-o", "-F", "-c", "-l", "-J"],
+            _ => &[],
+        };
+        let mut target_dir: Option<&Word> = None;
+        let mut it = args.iter();
+        while let Some(w) = it.next() {
+            if w.text == "-t" || w.text == "--target-directory" {
+                target_dir = it.next();
+            } else if let Some(d) = w.text.strip_prefix("--target-directory=") {
+                let _ = d;
+                target_dir = Some(w);
+            }
+        }
+        let pos: Vec<&Word> =
+            positionals(args, &[with_value, &["-t", "--target-directory"]].concat()).into_iter().collect();
+        if name == "install" && args.iter().any(|w| w.text == "-d" || w.text == "--directory") {
+            for w in pos {
+                self.target(w, "install -d");
+            }
+            return;
+        }
+        let (sources, dest): (Vec<&Word>, Option<&Word>) = match target_dir {
+            Some(d) => (pos.clone(), Some(d)),
+            None => match pos.split_last() {
+                Some((last, rest)) => (rest.to_vec(), Some(*last)),
+                None => (Vec::new(), None),
+            },
+        };
+        if name == "mv" {
+            for s in &sources {
+                self.target(s, "mv (source)");
+            }
+        }
+        let Some(dest) = dest else { return };
+        let dest_text = dest.text.strip_prefix("--target-directory=").unwrap_or(&dest.text);
+        if dest.dynamic {
+            self.target(dest, name);
+            return;
+        }
+        if name == "scp" || name == "rsync" {
+            if dest_text.contains(':') {
+                return; // remote
+            }
+        }
+        let dest_abs = match &self.cwd {
+            Some(c) => c.join(dest_text),
+            None => PathBuf::from(dest_text),
+        };
+        let into_dir = target_dir.is_some() || dest_abs.is_dir() || dest_text.ends_with('/');
+        if into_dir && !sources.is_empty() && name != "rsync" {
+            for s in &sources {
+                if s.dynamic {
+                    self.unprovable(format!("{name} writes into `{dest_text}` names only known when it runs"));
+                    continue;
+                }
+                let base = Path::new(&s.text).file_name().map(|b| b.to_string_lossy().to_string()).unwrap_or_default();
+                self.target_text(&format!("{}/{base}", dest_text.trim_end_matches('/')), name);
+            }
+        } else {
+            let mut w = dest.clone();
+            w.text = dest_text.to_string();
+            self.target(&w, name);
+        }
+    }
+
+    fn cargo(&mut self, args: &[&str]) {
+        let sub = args.iter().find(|t| !t.starts_with('-') && !t.starts_with('+')).copied().unwrap_or("");
+        let ok = match sub {
+            "" | "test" | "build" | "check" | "run" | "bench" | "doc" | "metadata" | "tree" | "nextest" | "search" | "version"
+            | "help" | "locate-project" | "pkgid" | "verify-project" | "read-manifest" | "xtask" | "audit" | "deny" | "expand" => true,
+            "clippy" => !args.iter().any(|t| t.starts_with("--fix")),
+            "fmt" => args.iter().any(|t| *t == "--check"),
+            _ => false,
+        };
+        if !ok {
+            self.unprovable(format!("`cargo {sub}` may change source files"));
+        }
+    }
+
+    fn node_pm(&mut self, name: &str, args: &[&str]) {
+        let sub = args.iter().find(|t| !t.starts_with('-')).copied().unwrap_or("");
+        let ok = match sub {
+            "test" | "t" | "ls" | "list" | "view" | "info" | "why" | "outdated" | "audit" | "explain" | "config" | "help" | "version"
+            | "-v" | "" => !args.iter().any(|t| *t == "fix"),
+            "run" | "run-script" => args.iter().skip_while(|t| **t != sub).nth(1).is_some_and(|s| {
+                s.starts_with("test") || s.starts_with("lint") && !s.contains("fix") || s.starts_with("typecheck") || s.starts_with("check") || *s == "build"
+            }),
+            _ => false,
+        };
+        if !ok {
+            self.unprovable(format!("`{name} {sub}` may change files in the repository"));
+        }
+    }
+}
+
+fn is_assignment(w: &Word) -> bool {
+    let Some(eq) = w.text.find('=') else { return false };
+    let name = &w.text[..eq];
+    !name.is_empty()
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '+' || c == '[' || c == ']')
+}
+
+/// Non-option arguments (after `--` everything is one), skipping the values
+/// of the options listed.
+fn positionals<'a>(args: &'a [Word], with_value: &[&str]) -> Vec<&'a Word> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    let mut done = false;
+    while let Some(w) = it.next() {
+        let t = w.text.as_str();
+        if done || !t.starts_with('-') || t == "-" || w.quoted && !t.starts_with('-') {
+            out.push(w);
+        } else if t == "--" {
+            done = true;
+        } else if with_value.contains(&t) {
+            it.next();
+        }
+    }
+    out
+}
+
+/// A sed script with a `w`/`W` command or flag (writes a file) or `e`
+/// (runs a command). Conservative: may see one where there is none.
+fn sed_script_writes(script: &str) -> bool {
+    let chars: Vec<char> = script.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if !matches!(c, 'w' | 'W' | 'e') {
+            continue;
+        }
+        let next_ok = chars.get(i + 1).is_none_or(|n| n.is_whitespace() || *n == ';' || *n == '}');
+        if !next_ok {
+            continue;
+        }
+        // What precedes: start, a separator, an address, or s/// flags.
+        let mut j = i;
+        while j > 0 && matches!(chars[j - 1], 'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' | ' ') {
+            j -= 1;
+        }
+        if j == 0 || matches!(chars[j - 1], ';' | '\n' | '{' | '}' | '/' | '$' | '!' | ',' | '|' | '#' | ':' | '@') {
+            return true;
+        }
+    }
+    false
+}
+
+/// An awk program that redirects output, pipes or calls `system`.
+fn awk_program_writes(program: &str) -> bool {
+    if program.contains("system") || program.contains("getline") && program.contains('|') {
+        return true;
+    }
+    // `print ... > "file"` / `printf ... >> f` / `print | "cmd"`.
+    for stmt in program.split([';', '{', '}', '\n']) {
+        let s = stmt.trim_start();
+        if (s.starts_with("print") || s.starts_with("printf")) && (s.contains('>') || s.contains('|')) {
+            return true;
+        }
+    }
+    false
+}
+
+/// `..` and `.` removed without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Commands that never write files (their output goes to stdout; their
+/// redirections are checked apart).
+const READ_ONLY: &[&str] = &[
+    "ls", "ll", "dir", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc", "cut", "tr", "nl",
+    "od", "hexdump", "file", "stat", "du", "df", "pwd", "echo", "printf", "true", "false", "test", "[", "[[", "]]", "]", "which",
+    "type", "whereis", "realpath", "readlink", "basename", "dirname", "date", "printenv", "id", "whoami", "uname", "hostname",
+    "tree", "diff", "cmp", "comm", "column", "jq", "sha256sum", "sha1sum", "sha512sum", "md5sum", "cksum", "b2sum", "base64",
+    "strings", "fold", "fmt", "paste", "join", "expand", "unexpand", "rev", "tac", "seq", "sleep", "ps", "free", "uptime", "locale",
+    "man", "help", "export", "unset", "set", "shopt", "read", "let", "declare", "local", "typeset", "readonly", "exit", "return",
+    "wait", "jobs", "alias", "hash", "history", "colordiff", "delta", "bat", "fd", "fdfind", "lsof", "nproc", "getconf", "tput",
+    "column", "yes", "env", "ldd", "nm", "objdump", "readelf", "size", "stty", "shasum", "look", "zcat", "zgrep", "bzcat", "xzcat",
+    "file", "locate", "mdfind", "open", "xdg-open", "sqlite3-version", "cloc", "tokei", "scc", "ctags-version", "pgrep", "top",
+    "htop", "lscpu", "cal", "bc", "expr", "factor", "numfmt", "iconv", "dos2unix-check", "shellcheck", "hadolint", "tsc-version",
+    ":", "break", "continue", "trap", "umask-show", "getopts", "shift", "ulimit", "caller", "printf", "mapfile", "readarray",
+];
+
+/// Build and test tools: they write build outputs (target/, node_modules,
+/// caches), never the sources the session gates. Listed in docs/clients.md
+/// as not gated.
+const BUILD_AND_TEST: &[&str] = &[
+    "make", "gmake", "ninja", "cmake", "pytest", "py.test", "tox", "nox", "mypy", "pyright", "tsc", "jest", "vitest", "mocha",
+    "phpunit", "pest", "rspec", "mvn", "gradle", "gradlew", "./gradlew", "dotnet", "swift", "ctest", "bazel", "buck", "just",
+    "cargo-nextest", "pylint", "flake8", "pyflakes", "golangci-lint", "staticcheck", "phpstan", "psalm", "hyperfine", "code-intel",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(cmd: &str) -> Analysis {
+        analyze(cmd, Path::new("/repo"))
+    }
+
+    fn targets(cmd: &str) -> Vec<String> {
+        let a = run(cmd);
+        assert!(a.unprovable.is_empty(), "{cmd}: unexpected unprovable {:?}", a.unprovable);
+        a.targets.iter().map(|t| t.path.display().to_string()).collect()
+    }
+
+    fn read_only(cmd: &str) {
+        let a = run(cmd);
+        assert!(a.targets.is_empty() && a.unprovable.is_empty(), "{cmd}: expected read-only, got {a:?}");
+    }
+
+    fn unprovable(cmd: &str) {
+        let a = run(cmd);
+        assert!(!a.unprovable.is_empty(), "{cmd}: expected unprovable, got {a:?}");
+    }
+
+    #[test]
+    fn read_only_commands_pass() {
+        for cmd in [
+            "ls -la",
+            "cat src/a.py",
+            "grep -rn 'foo > bar' src | head -20",
+            "rg TODO --json 2>/dev/null",
+            "git status && git diff HEAD~1 -- src/a.py",
+            "git log --oneline -5",
+            "cargo test --release --workspace 2>&1 | tail -30",
+            "find . -name '*.py' -type f | xargs grep -l foo",
+            "echo hello; pwd",
+            "sed -n '1,20p' src/a.py",
+            "awk '$3 > 100 { print $1 }' data.txt",
+            "cat <<'EOF'\nrm -rf /\nEOF",
+            "wc -l $(git ls-files)",
+            "FOO=1 env BAR=2 grep x y",
+            "python3 -m pytest -q tests",
+            "find src -exec grep -l foo {} +",
+            "diff <(sort a) <(sort b)",
+            "ls > /dev/null 2>&1",
+            "for f in a b; do echo $f; done",
+            "if [ -f x ]; then cat x; fi",
+            "bash -c 'ls -la | wc -l'",
+            "curl -s https://example.com",
+        ] {
+            read_only(cmd);
+        }
+    }
+
+    #[test]
+    fn writes_are_found() {
+        assert_eq!(targets("sed -i 's/a/b/' src/a.py"), ["/repo/src/a.py"]);
+        assert_eq!(targets("sed -i.bak -e 's/a/b/' x.py y.py"), ["/repo/x.py", "/repo/y.py"]);
+        assert_eq!(targets("sed -Ei 's/a/b/' x.py"), ["/repo/x.py"]);
+        assert_eq!(targets("cat > src/new.py"), ["/repo/src/new.py"]);
+        assert_eq!(targets("echo 'x = 1' >> src/a.py"), ["/repo/src/a.py"]);
+        assert_eq!(targets("printf x | tee -a notes.md other.md"), ["/repo/notes.md", "/repo/other.md"]);
+        assert_eq!(targets("cat > src/b.py <<'EOF'\nimport os\nos.remove('x')\nEOF"), ["/repo/src/b.py"]);
+        assert_eq!(targets("cp a.py b.py"), ["/repo/b.py"]);
+        assert_eq!(targets("mv a.py b.py"), ["/repo/a.py", "/repo/b.py"]);
+        assert_eq!(targets("rm -f a.py b.py"), ["/repo/a.py", "/repo/b.py"]);
+        assert_eq!(targets("touch new.txt"), ["/repo/new.txt"]);
+        assert_eq!(targets("truncate -s 0 a.py"), ["/repo/a.py"]);
+        assert_eq!(targets("dd if=/dev/zero of=blob bs=1 count=1"), ["/repo/blob"]);
+        assert_eq!(targets("git checkout -- src/a.py"), ["/repo/src/a.py"]);
+        assert_eq!(targets("git restore src/a.py"), ["/repo/src/a.py"]);
+        assert_eq!(targets("cd src && echo x > a.py"), ["/repo/src/a.py"]);
+        assert_eq!(targets("(cd /tmp && echo x > a); echo y > b"), ["/tmp/a", "/repo/b"]);
+        assert_eq!(targets("echo x > /tmp/out.txt"), ["/tmp/out.txt"]);
+        assert_eq!(targets("ls 2> err.log"), ["/repo/err.log"]);
+        assert_eq!(targets("ls &> all.log"), ["/repo/all.log"]);
+        assert_eq!(targets("echo $(echo x > inner.txt)"), ["/repo/inner.txt"]);
+        assert_eq!(targets("echo `rm -rf src`"), ["/repo/src"]);
+        assert_eq!(targets("sort -o sorted.txt input.txt"), ["/repo/sorted.txt"]);
+        assert_eq!(targets("sudo tee /repo/x.conf < y"), ["/repo/x.conf"]);
+        assert_eq!(targets("bash -c 'echo hi > src/c.py'"), ["/repo/src/c.py"]);
+        assert_eq!(targets("echo x >../outside.txt"), ["/outside.txt"]);
+        assert_eq!(targets("git -C sub checkout -- f.py"), ["/repo/sub/f.py"]);
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_unprovable() {
+        for cmd in [
+            "python -c 'open(\"a.py\", \"w\").write(\"x\")'",
+            "python3 script.py",
+            "perl -pi -e 's/a/b/' a.py",
+            "node -e 'require(\"fs\").writeFileSync(\"a.js\", \"\")'",
+            "ruby -e 'File.write(\"a\", 1)'",
+            "patch -p1 < fix.diff",
+            "git apply fix.diff",
+            "git checkout main",
+            "git stash",
+            "git reset --hard",
+            "echo x > $OUT",
+            "rm *.py",
+            "cd $DIR && echo x > a",
+            "some-unknown-tool --write",
+            "sed 's/a/b/w out.txt' a.py",
+            "awk '{ print > \"out.txt\" }' a",
+            "find . -name '*.tmp' -delete",
+            "find . -exec rm {} ;",
+            "xargs rm < list.txt",
+            "eval \"$CMD\"",
+            "echo 'unterminated",
+            "$EDITOR a.py",
+            "cargo fmt",
+            "cargo fix --allow-dirty",
+            "npm install left-pad",
+            "tar xzf a.tgz",
+            "wget https://example.com/x",
+            "source env.sh",
+            "sh install.sh",
+            "echo `rm -rf $DIR`",
+        ] {
+            unprovable(cmd);
+        }
+    }
+
+    #[test]
+    fn heredoc_substitutions_run() {
+        let a = run("cat <<EOF\n$(touch made.txt)\nEOF");
+        assert_eq!(a.targets.len(), 1, "{a:?}");
+        assert!(a.targets[0].path.ends_with("made.txt"));
+    }
+}
