@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::mcp::{ServeOptions, serve};
+use crate::mcp::{ServeOptions, ToolProfile, serve};
 
 /// Serve the code tools to an MCP client over stdio.
 #[derive(clap::Args, Debug)]
@@ -14,6 +14,11 @@ pub struct ServeArgs {
     /// Do not sync the index at start (serve the index as it is).
     #[arg(long)]
     pub no_sync: bool,
+    /// Tools to offer: `all` (code tools and the session workflow) or `code`
+    /// (the code tools alone, for clients that load every tool's schema up
+    /// front).
+    #[arg(long, value_enum, default_value_t = ToolProfile::All, value_name = "PROFILE")]
+    pub tools: ToolProfile,
 }
 
 pub fn run(args: &ServeArgs) -> ExitCode {
@@ -25,7 +30,7 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             code_intel_core::config::find_repo_root(&cwd)
         }
     };
-    match serve(&ServeOptions { repo, no_sync: args.no_sync }) {
+    match serve(&ServeOptions { repo, no_sync: args.no_sync, tools: args.tools }) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("code-intel serve: {e:#}");

@@ -12,6 +12,7 @@
 pub mod budget;
 pub mod code_tools;
 pub mod jsonrpc;
+pub mod profile;
 pub mod progress;
 pub mod render;
 pub mod schema;
@@ -33,17 +34,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 pub use state::ServerState;
 
-/// What the server tells every client about how to use it (MCP `instructions`).
-pub const INSTRUCTIONS: &str = "\
-code-intel answers questions about one repository from an index of its code (functions, classes, \
-methods, schemas) kept up to date in the background.
-Workflow: find exact facts first — find_definitions / find_references / search_text / \
-analyze_structure / get_function_at_line — and use semantic_search only when names are unknown; \
-treat semantic hits as hypotheses until an exact tool confirms them. repo_map gives a ranked \
-overview of the most important symbols; index_status says how complete the index is; sync_index \
-re-indexes after large edits.
-All paths are relative to the repository root; results are capped by max_results and max_chars \
-and say `truncated` when they were cut.";
+pub use profile::ToolProfile;
 
 /// Observes (and may refuse) tool calls; registered by modules that add
 /// behaviour around the code tools (e.g. the session workflow records every
@@ -68,23 +59,39 @@ pub struct CodeIntelServer {
     state: Arc<ServerState>,
     tools: Arc<ToolRouter<Self>>,
     prompts: Arc<PromptRouter<Self>>,
+    profile: ToolProfile,
 }
 
 impl CodeIntelServer {
-    /// A server over `state` with every registered tool router.
+    /// A server over `state` offering every tool.
     #[must_use]
     pub fn new(state: Arc<ServerState>) -> Self {
+        Self::with_profile(state, ToolProfile::All)
+    }
+
+    /// A server over `state` offering the tools of `profile`.
+    #[must_use]
+    pub fn with_profile(state: Arc<ServerState>, profile: ToolProfile) -> Self {
         session_tools::install(&state);
-        Self { state, tools: Arc::new(Self::tool_router()), prompts: Arc::new(Self::session_prompts()) }
+        let prompts = if profile.sessions() { Self::session_prompts() } else { PromptRouter::new() };
+        Self { state, tools: Arc::new(Self::tools_of(profile)), prompts: Arc::new(prompts), profile }
     }
 
     /// Every tool the server offers: one router per module, added together.
     /// A module that brings tools adds its router here.
     #[must_use]
     pub fn tool_router() -> ToolRouter<Self> {
+        Self::tools_of(ToolProfile::All)
+    }
+
+    /// The tools of one profile.
+    #[must_use]
+    pub fn tools_of(profile: ToolProfile) -> ToolRouter<Self> {
         let mut router = Self::code_tools();
-        router.merge(Self::session_tools());
-        session_tools::advertise_session_id(&mut router);
+        if profile.sessions() {
+            router.merge(Self::session_tools());
+            session_tools::advertise_session_id(&mut router);
+        }
         router
     }
 
@@ -97,10 +104,14 @@ impl CodeIntelServer {
 
 impl ServerHandler for CodeIntelServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_prompts().build();
+        let capabilities = if self.profile.sessions() {
+            ServerCapabilities::builder().enable_tools().enable_prompts().build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("code-intel", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.profile.instructions())
     }
 
     async fn list_tools(
@@ -177,6 +188,8 @@ pub struct ServeOptions {
     pub repo: PathBuf,
     /// Skip the background sync at start (the index is used as it is).
     pub no_sync: bool,
+    /// Which tools to offer.
+    pub tools: ToolProfile,
 }
 
 /// Runs the server on stdio until the client disconnects.
@@ -190,7 +203,7 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
         let (reader, writer, stdout_task) = stdio::guard(reader, writer);
         let state = Arc::new(ServerState::open(&options.repo)?);
         tracing::info!(repo = %state.root().path().display(), "code-intel serve: ready for the handshake");
-        let server = CodeIntelServer::new(state.clone());
+        let server = CodeIntelServer::with_profile(state.clone(), options.tools);
         if !options.no_sync {
             state.start_background_sync();
         }
