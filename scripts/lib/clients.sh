@@ -23,3 +23,31 @@ setup_claude_code() {
     CODE_INTEL_CLAUDE_BIN="$bin"
     export CODE_INTEL_CLAUDE_BIN
 }
+
+# Gemini CLI and Codex CLI from npm, for tests/e2e/test_clients.py (their
+# `mcp list` commands check the configuration `init --client` writes).
+# Exports CODE_INTEL_GEMINI_BIN and CODE_INTEL_CODEX_BIN.
+GEMINI_CLI_VERSION="${GEMINI_CLI_VERSION:-0.61.0}"
+CODEX_CLI_VERSION="${CODEX_CLI_VERSION:-0.171.0}"
+
+npm_client() { # package version bin-name -> path of the binary
+    local package="$1" version="$2" name="$3"
+    local prefix="$CLIENTS_PREFIX/$name-$version"
+    local bin="$prefix/node_modules/.bin/$name"
+    if [ ! -x "$bin" ]; then
+        if ! command -v npm >/dev/null; then
+            echo "error: npm not found; install Node.js 20 or newer (https://nodejs.org) to run the MCP client end-to-end tests" >&2
+            exit 1
+        fi
+        echo "==> installing $package@$version from npm into $prefix" >&2
+        mkdir -p "$prefix"
+        npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "$package@$version" >/dev/null
+    fi
+    echo "$bin"
+}
+
+setup_other_clients() {
+    CODE_INTEL_GEMINI_BIN="$(npm_client @google/gemini-cli "$GEMINI_CLI_VERSION" gemini)"
+    CODE_INTEL_CODEX_BIN="$(npm_client @openai/codex "$CODEX_CLI_VERSION" codex)"
+    export CODE_INTEL_GEMINI_BIN CODE_INTEL_CODEX_BIN
+}

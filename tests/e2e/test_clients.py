@@ -1,0 +1,109 @@
+"""`code-intel init --client` for the other MCP clients, checked by the
+clients themselves where their CLI can: Gemini CLI (`gemini mcp list`
+connects to the server) and Codex CLI (`codex mcp list`), both from npm
+(scripts/lib/clients.sh). VS Code and Cursor have no CLI that lists servers:
+their files are checked for the shape their documentation gives. The Gemini
+hook command is run the way Gemini CLI runs it (`bash -c` with
+GEMINI_PROJECT_DIR), with and without code-intel on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import copy_fixture
+
+GEMINI = os.environ.get("CODE_INTEL_GEMINI_BIN", "")
+CODEX = os.environ.get("CODE_INTEL_CODEX_BIN", "")
+
+
+@pytest.fixture
+def setup(tmp_path, code_intel_bin):
+    repo = copy_fixture("mini-repo", tmp_path)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "code-intel").symlink_to(code_intel_bin)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODE_INTEL_", "GEMINI", "CODEX", "GOOGLE", "OPENAI"))}
+    env.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+    env.update(
+        HOME=str(home),
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        CODEX_HOME=str(home / ".codex"),
+        CODE_INTEL_OFFLINE="1",
+        CODE_INTEL_MODEL_DIR="/models/e5-small",
+    )
+    out = subprocess.run(
+        [code_intel_bin, "init", "--client", "gemini,codex", "--client", "vscode", "--client", "cursor", str(repo)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    return {"repo": repo.resolve(), "home": home, "env": env, "bin_dir": bin_dir, "report": out.stdout}
+
+
+def test_project_files_have_each_clients_shape(setup):
+    repo = setup["repo"]
+    vscode = json.loads((repo / ".vscode" / "mcp.json").read_text())["servers"]["code-intel"]
+    assert vscode == {
+        "type": "stdio",
+        "command": "code-intel",
+        "args": ["serve", "--repo", "${workspaceFolder}"],
+        "env": {"CODE_INTEL_MODEL_DIR": "/models/e5-small"},
+    }
+    cursor = json.loads((repo / ".cursor" / "mcp.json").read_text())["mcpServers"]["code-intel"]
+    assert cursor["command"] == "code-intel" and cursor["args"][-1] == "${workspaceFolder}"
+    hooks = json.loads((repo / ".cursor" / "hooks.json").read_text())
+    assert hooks["version"] == 1 and "check-write --client cursor" in hooks["hooks"]["beforeShellExecution"][0]["command"]
+    # The model folder is a path of this machine: the report says so.
+    assert "CODE_INTEL_MODEL_DIR" in setup["report"] and "before you commit" in setup["report"]
+    codex = tomllib.loads((setup["home"] / ".codex" / "config.toml").read_text())["mcp_servers"]["code-intel"]
+    assert codex["args"] == ["serve"] and codex["env"] == {"CODE_INTEL_MODEL_DIR": "/models/e5-small"}
+    assert Path(codex["command"]).name == "code-intel"
+
+
+def gemini_hook(setup, tool: str, tool_input: dict, path: str) -> subprocess.CompletedProcess:
+    settings = json.loads((setup["repo"] / ".gemini" / "settings.json").read_text())
+    command = settings["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+    payload = {"hook_event_name": "BeforeTool", "cwd": str(setup["repo"]), "tool_name": tool, "tool_input": tool_input}
+    env = dict(setup["env"], PATH=path, GEMINI_PROJECT_DIR=str(setup["repo"]), CLAUDE_PROJECT_DIR=str(setup["repo"]))
+    return subprocess.run(["bash", "-c", command], input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=setup["repo"], timeout=60)
+
+
+def test_gemini_hook_blocks_writes_and_fails_closed(setup):
+    path = setup["env"]["PATH"]
+    write = gemini_hook(setup, "write_file", {"file_path": "app/new.py", "content": "x"}, path)
+    assert write.returncode == 2 and "no active code-intel session" in write.stderr, write
+    shell = gemini_hook(setup, "run_shell_command", {"command": "sed -i s/a/b/ app/models.py"}, path)
+    assert shell.returncode == 2 and "app/models.py" in shell.stderr, shell
+    look = gemini_hook(setup, "run_shell_command", {"command": "grep -rn User app | head"}, path)
+    assert look.returncode == 0, look
+    without = os.pathsep.join(p for p in path.split(os.pathsep) if p != str(setup["bin_dir"]))
+    missing = gemini_hook(setup, "replace", {"file_path": "app/models.py", "old_string": "a", "new_string": "b"}, without)
+    assert missing.returncode == 2 and "not on PATH" in missing.stderr, missing
+
+
+@pytest.mark.skipif(not GEMINI, reason="Gemini CLI not installed: run scripts/test or set CODE_INTEL_GEMINI_BIN")
+def test_gemini_mcp_list_shows_code_intel_connected(setup):
+    # The user trusts the folder (Gemini CLI reads no project settings otherwise).
+    (setup["home"] / ".gemini").mkdir(exist_ok=True)
+    (setup["home"] / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(setup["repo"]): "TRUST_FOLDER"}))
+    out = subprocess.run([GEMINI, "mcp", "list"], cwd=setup["repo"], env=setup["env"], capture_output=True, text=True, timeout=180)
+    line = next((l for l in (out.stdout + out.stderr).splitlines() if "code-intel:" in l), "")
+    assert "Connected" in line, out.stdout + out.stderr
+
+
+@pytest.mark.skipif(not CODEX, reason="Codex CLI not installed: run scripts/test or set CODE_INTEL_CODEX_BIN")
+def test_codex_mcp_list_shows_code_intel(setup):
+    out = subprocess.run([CODEX, "mcp", "list"], cwd=setup["repo"], env=setup["env"], capture_output=True, text=True, timeout=120)
+    line = next((l for l in out.stdout.splitlines() if l.startswith("code-intel ")), "")
+    assert "serve" in line and "enabled" in line, out.stdout + out.stderr
