@@ -3,7 +3,7 @@
 //! [`CodeIntelServer`] answers `initialize` at once; opening the index,
 //! syncing it and loading models run in the background ([`state`]). Tools
 //! come from tool routers that are added together in
-//! [`CodeIntelServer::tool_router`]: the code tools live in [`code_tools`],
+//! [`CodeIntelServer::tools_of`] (by [`ToolProfile`]): the code tools live in [`code_tools`],
 //! other modules add their own router there and may observe or refuse calls
 //! through a [`ToolHook`].
 //!
@@ -63,12 +63,6 @@ pub struct CodeIntelServer {
 }
 
 impl CodeIntelServer {
-    /// A server over `state` offering every tool.
-    #[must_use]
-    pub fn new(state: Arc<ServerState>) -> Self {
-        Self::with_profile(state, ToolProfile::All)
-    }
-
     /// A server over `state` offering the tools of `profile`.
     #[must_use]
     pub fn with_profile(state: Arc<ServerState>, profile: ToolProfile) -> Self {
@@ -77,14 +71,15 @@ impl CodeIntelServer {
         Self { state, tools: Arc::new(Self::tools_of(profile)), prompts: Arc::new(prompts), profile }
     }
 
-    /// Every tool the server offers: one router per module, added together.
-    /// A module that brings tools adds its router here.
+    /// Every tool the server offers (the `all` profile).
+    #[cfg(test)]
     #[must_use]
     pub fn tool_router() -> ToolRouter<Self> {
         Self::tools_of(ToolProfile::All)
     }
 
-    /// The tools of one profile.
+    /// The tools of one profile: one router per module, added together. A
+    /// module that brings tools adds its router here.
     #[must_use]
     pub fn tools_of(profile: ToolProfile) -> ToolRouter<Self> {
         let mut router = Self::code_tools();
