@@ -304,3 +304,28 @@ fn install_cmd(dir: &std::path::Path, name: Option<&str>, check: bool) -> ExitCo
     println!("use it with \"embedding_model\": \"{installed_name}\" in .code-intel/config.json");
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn installed_models_are_named_except_the_configured_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = ResolveOptions::new(Some("intfloat/multilingual-e5-small"), None);
+        opts.models_dir = dir.path().join("models");
+        opts.hub_cache = dir.path().join("hub");
+        let complete = |d: &std::path::Path| {
+            std::fs::create_dir_all(d).unwrap();
+            for f in ["config.json", "model.safetensors", "tokenizer.json"] {
+                std::fs::write(d.join(f), "x").unwrap();
+            }
+        };
+        complete(&opts.models_dir.join("all-MiniLM-L6-v2"));
+        complete(&opts.models_dir.join("intfloat--multilingual-e5-small"));
+        std::fs::create_dir_all(opts.models_dir.join("half-copied")).unwrap();
+        complete(&opts.hub_cache.join("models--BAAI--bge-small-en-v1.5/snapshots/abc"));
+        let names: Vec<String> = installed_models(&opts, "intfloat/multilingual-e5-small").into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["BAAI/bge-small-en-v1.5", "all-MiniLM-L6-v2"]);
+    }
+}
