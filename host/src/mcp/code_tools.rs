@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::budget::{self, ArgError};
 use super::progress::Reporter;
+use super::outline;
 use super::render;
 use super::schema;
 use super::state::{IndexPhase, IndexUnavailable, ServerState, SyncSummary};
@@ -156,6 +157,10 @@ pub struct FindReferencesArgs {
 pub struct AnalyzeStructureArgs {
     /// File or directory (repository-relative). Default: the repository root.
     pub path: Option<String>,
+    /// For a file: outline only the symbols from this line on (with the scopes around them). Continue a
+    /// truncated outline with its `next_from_line`.
+    #[schemars(range(min = 1))]
+    pub from_line: Option<u32>,
     /// Files listed at most for a directory (1-1000). Default 50.
     #[schemars(range(min = 1, max = budget::MAX_MAX_RESULTS))]
     pub max_results: Option<u32>,
@@ -302,6 +307,10 @@ pub struct AnalyzeStructureResult {
     pub path: String,
     pub files: Vec<FileOutline>,
     pub truncated: bool,
+    /// When a file's outline was cut to fit `max_chars`: the line of the first symbol left out. Call
+    /// analyze_structure again with `from_line` set to it for the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_from_line: Option<u32>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -919,6 +928,12 @@ definitions with their line ranges and signatures.",
             return Ok(unavailable(&e));
         }
         let is_dir = path.absolute().is_dir();
+        if is_dir && args.from_line.is_some() {
+            return Ok(arg_error(&ArgError::new("from_line", "applies to a file; give the path of a file")));
+        }
+        if args.from_line == Some(0) {
+            return Ok(arg_error(&ArgError::new("from_line", "line numbers start at 1")));
+        }
         let rel = path.relative().to_string();
         let st = state.clone();
         let outcome = blocking(move || {
@@ -943,6 +958,11 @@ definitions with their line ranges and signatures.",
                 path.display()
             ));
         }
+        if let Some(line) = args.from_line {
+            for f in &mut files {
+                f.symbols = outline::from_line(std::mem::take(&mut f.symbols), line);
+            }
+        }
         let mut truncated = chunk_cut;
         if chunk_cut {
             notes.push(format!("the directory has more than {MAX_OUTLINE_CHUNKS} symbols; outline a subdirectory"));
@@ -952,15 +972,28 @@ definitions with their line ranges and signatures.",
             files.truncate(max_results);
             truncated = true;
         }
-        let mut result = AnalyzeStructureResult { path: path.display().to_string(), files, truncated, notes };
+        let mut result =
+            AnalyzeStructureResult { path: path.display().to_string(), files: Vec::new(), truncated, next_from_line: None, notes };
+        // What the rest of the result costs (the note a cut adds included).
         let reserved = budget::json_len(&result) + 400;
+        result.files = files;
+        let cut_at = std::cell::Cell::new(None);
         let dropped = budget::fit(&mut result.files, max_chars, reserved, |f, room| {
-            let keep = (room / 150).max(1);
-            f.symbols.truncate(keep);
-            for s in &mut f.symbols {
-                s.children.clear();
+            let before = outline::count(&f.symbols);
+            let room = room.saturating_sub(budget::json_len(&FileOutline { symbols: Vec::new(), ..f.clone() }));
+            if let Some(line) = outline::cut(&mut f.symbols, room) {
+                cut_at.set(Some((line, outline::count(&f.symbols), before)));
             }
         });
+        if let Some((line, kept, of)) = cut_at.get() {
+            result.truncated = true;
+            result.next_from_line = Some(line);
+            let file = result.files.first().map_or(String::new(), |f| f.path.clone());
+            result.notes.push(format!(
+                "{file}: {kept} of {of} symbols fit in max_chars={max_chars}; the rest starts at line {line}: call \
+analyze_structure(path={file:?}, from_line={line}) for it, or raise max_chars"
+            ));
+        }
         if dropped > 0 {
             result.truncated = true;
             note_dropped(&mut result.notes, dropped, "files", max_chars);

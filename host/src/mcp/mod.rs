@@ -12,6 +12,7 @@
 pub mod budget;
 pub mod code_tools;
 pub mod jsonrpc;
+pub mod outline;
 pub mod profile;
 pub mod progress;
 pub mod render;
