@@ -87,7 +87,7 @@ fn gibberish_and_unrelated_questions_are_not_confident() {
     let mut store = index_fixture(&tmp.path().join("index.db"));
     embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
     let vectors = VectorSearch::new(ModelHandle::ready(Arc::clone(&encoder)), None);
-    for query in ["xqzt vorpl gnarfle blimsy", "zzkq wubba flerp", "明日の東京の天気を教えてください", "ぬぽぽ ふがほげ ぴよぴよ"] {
+    for query in ["xqzt vorpl gnarfle blimsy", "zzkq wubba flerp", "明日の東京の天気を教えてください", "ぬぽぽ ふがほげ ぴよぴよ", "新幹線で東京から大阪まで何時間かかりますか"] {
         for mode in [Mode::Semantic, Mode::Hybrid] {
             let mut request = SearchRequest::new(query);
             request.mode = Some(mode);

@@ -326,6 +326,15 @@ const TERMS: &[(&str, &[&str])] = &[
     ("国", &["country"]),
 ];
 
+/// Entries that are everyday words as much as software ones: "how tall is
+/// Mount Fuji" (高さ) or "how many hours by train" (時間) is not about code.
+/// They still widen the keyword query; they do not by themselves make a
+/// Japanese request software talk ([`software_terms`]).
+const EVERYDAY: &[&str] = &[
+    "時間", "時刻", "日付", "日時", "秒", "高さ", "幅", "サイズ", "色", "背景", "国", "住所", "電話番号", "名前", "説明", "内容",
+    "種類", "自動", "開始", "終了", "最大", "最小", "範囲", "値",
+];
+
 /// The English words of the software vocabulary in `query`, in order of
 /// first appearance, each once. Empty for a query without Japanese.
 #[must_use]
@@ -351,28 +360,55 @@ pub fn matched_terms(query: &str) -> usize {
     seen.len()
 }
 
+/// How many vocabulary entries `query` mentions that are not also everyday
+/// words ([`EVERYDAY`]).
+#[must_use]
+pub fn software_terms(query: &str) -> usize {
+    let mut seen: Vec<&[&str]> = Vec::new();
+    for (ja, en) in matches_with_keys(query) {
+        if !EVERYDAY.contains(&ja) && !seen.contains(&en) {
+            seen.push(en);
+        }
+    }
+    seen.len()
+}
+
 /// (byte position, English words) of every vocabulary match in `query`,
 /// longest keys first, in order of position.
 fn matches(query: &str) -> Vec<(usize, &'static [&'static str])> {
+    let mut keyed = matches_at(query);
+    keyed.sort_by_key(|(at, _, _)| *at);
+    keyed.into_iter().map(|(at, _, en)| (at, en)).collect()
+}
+
+/// (Japanese key, English words) of every vocabulary match in `query`, in
+/// order of position.
+fn matches_with_keys(query: &str) -> Vec<(&'static str, &'static [&'static str])> {
+    let mut keyed = matches_at(query);
+    keyed.sort_by_key(|(at, _, _)| *at);
+    keyed.into_iter().map(|(_, ja, en)| (ja, en)).collect()
+}
+
+/// (byte position, key, English words) of every vocabulary match, longest
+/// keys first, unordered.
+fn matches_at(query: &str) -> Vec<(usize, &'static str, &'static [&'static str])> {
     if query.is_ascii() {
         return Vec::new();
     }
     let mut keys: Vec<&(&str, &[&str])> = TERMS.iter().collect();
     keys.sort_by_key(|(ja, _)| std::cmp::Reverse(ja.len()));
-    // (byte position, English words) of every match, longest keys first,
-    // ignoring matches inside text an earlier (longer) key covered.
+    // Matches inside text an earlier (longer) key covered are ignored.
     let mut covered = vec![false; query.len()];
-    let mut found: Vec<(usize, &'static [&'static str])> = Vec::new();
+    let mut found = Vec::new();
     for (ja, en) in keys {
         for (at, _) in query.match_indices(ja) {
             if covered[at..at + ja.len()].iter().any(|c| *c) {
                 continue;
             }
             covered[at..at + ja.len()].iter_mut().for_each(|c| *c = true);
-            found.push((at, en));
+            found.push((at, *ja, *en));
         }
     }
-    found.sort_by_key(|(at, _)| *at);
     found
 }
 
@@ -393,5 +429,13 @@ mod tests {
         assert!(english_terms("天気").is_empty());
         assert_eq!(matched_terms("新幹線で東京から大阪まで何時間かかりますか"), 1);
         assert_eq!(matched_terms("ユーザーを削除するとエラーになる"), 3);
+    }
+
+    #[test]
+    fn everyday_words_are_not_software_talk() {
+        assert_eq!(software_terms("新幹線で東京から大阪まで何時間かかりますか"), 0);
+        assert_eq!(software_terms("富士山の高さは何メートルですか"), 0);
+        assert_eq!(software_terms("トースト通知が消えるまでの時間"), 1);
+        assert_eq!(software_terms("ユーザーを削除するとエラーになる"), 3);
     }
 }

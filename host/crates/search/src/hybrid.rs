@@ -28,7 +28,8 @@
 //! keywords found something; and not when
 //! no chunk is close in meaning while most of its words occur nowhere in
 //! the index (gibberish), or a CJK request has no word that is software
-//! vocabulary or in the index (off-topic: weather, recipes). Otherwise the
+//! vocabulary (everyday words such as 時間 "time" aside) or in the index
+//! (off-topic: weather, recipes, train timetables). Otherwise the
 //! answer is "no confident match" and no hits, rather than random code.
 
 use std::collections::HashMap;
@@ -391,14 +392,17 @@ struct Vocabulary {
     /// Words known: ASCII words in the index, vocabulary terms, and CJK words
     /// found in the index.
     known: usize,
+    /// Of the known words, vocabulary terms that are everyday words too
+    /// ([`crate::glossary::software_terms`]).
+    everyday: usize,
 }
 
 impl Vocabulary {
     /// Most words unknown; or a CJK request none of whose words the index or
-    /// the software vocabulary knows (Japanese words are rarely in English
-    /// code, so one known word is enough there).
+    /// the software vocabulary knows, everyday words aside (Japanese words
+    /// are rarely in English code, so one known word is enough there).
     fn off_topic(&self) -> bool {
-        (self.total > 0 && self.unknown * 2 > self.total) || (self.cjk && self.known == 0)
+        (self.total > 0 && self.unknown * 2 > self.total) || (self.cjk && self.known <= self.everyday)
     }
 
     /// At least [`FAMILIAR_WORDS`] words, and two thirds of them, known to
@@ -438,6 +442,7 @@ fn vocabulary(store: &Store, query: &str) -> Result<Vocabulary, SearchError> {
     let terms = crate::glossary::matched_terms(query);
     vocabulary.total = words.len() + terms;
     vocabulary.known += terms;
+    vocabulary.everyday = terms - crate::glossary::software_terms(query).min(terms);
     if vocabulary.cjk {
         for word in query_words(query).into_iter().take(MAX_QUERY_WORDS) {
             if has_cjk(word) && word.chars().count() >= 2 && crate::glossary::matched_terms(word) == 0 && found(word)? {
@@ -665,7 +670,7 @@ mod tests {
 
     #[test]
     fn vocabulary_judges_requests_by_their_words() {
-        let v = |unknown, total, cjk, known| Vocabulary { unknown, total, cjk, known };
+        let v = |unknown, total, cjk, known| Vocabulary { unknown, total, cjk, known, everyday: 0 };
         // "qwxz zzkv plorf": nothing known.
         assert!(v(3, 3, false, 0).off_topic() && !v(3, 3, false, 0).familiar());
         // "how do I repot an orchid without damaging the roots": 3 of 5 known.
@@ -675,6 +680,8 @@ mod tests {
         // "明日の東京の天気を教えてください": CJK, nothing known.
         assert!(v(0, 0, true, 0).off_topic());
         assert!(!v(0, 1, true, 1).off_topic(), "one software word is enough in Japanese");
+        // "新幹線で東京から大阪まで何時間かかりますか": 時間 is an everyday word.
+        assert!(Vocabulary { unknown: 0, total: 1, cjk: true, known: 1, everyday: 1 }.off_topic());
     }
 
     #[test]
