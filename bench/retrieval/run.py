@@ -333,12 +333,12 @@ def main() -> None:
         for (r, m), resp in zip(jobs, answers):
             s = score(r, ranked_files(resp), hits_of(resp))
             per[(m, repo["name"], r["lang"])].append(s)
-            results["requests"].append({"id": r["id"], "mode": m, **s, "files": ranked_files(resp)[:5], "query_ms": resp.get("query_ms")})
+            results["requests"].append({"id": r["id"], "mode": m, **s, "files": ranked_files(resp)[:TOP], "query_ms": resp.get("query_ms")})
         for r in requests:
             files = bm25.search(r["query"])
             s = score(r, files, None)
             per[("bm25", repo["name"], r["lang"])].append(s)
-            results["requests"].append({"id": r["id"], "mode": "bm25", **s, "files": files[:5]})
+            results["requests"].append({"id": r["id"], "mode": "bm25", **s, "files": files[:TOP]})
         for o, resp in zip(offtopic, off):
             results["offtopic"].append({"repo": repo["name"], "id": o["id"], "refused": bool(resp.get("no_confident_match")),
                                         "top": ranked_files(resp)[:1]})
