@@ -114,22 +114,31 @@ fn a_wrong_golden_file_fails_the_harness() {
     assert!(out.contains("MISMATCH") && out.contains("send_deleted") && out.contains("send_created"), "{out}");
 }
 
-/// `plugin new` scaffolds a crate that builds for wasm32-wasip2 and passes the
-/// harness without any edit.
+/// `plugin new` in an empty directory outside any checkout scaffolds a crate
+/// that builds for wasm32-wasip2 without network (the SDK and WIT are
+/// written into it; the SDK's dependencies come from the local cargo cache)
+/// and passes the harness without any edit.
 #[test]
-fn scaffolded_plugin_builds_and_passes_the_harness() {
+fn scaffolded_plugin_builds_offline_and_passes_the_harness() {
     let dir = tempfile::tempdir().expect("temp dir");
     let crate_dir = dir.path().join("demo-lang");
-    let sdk = repo_root().join("plugins/sdk");
     let output = code_intel()
         .args(["plugin", "new", "demo-lang", "--dir"])
         .arg(&crate_dir)
-        .arg("--sdk")
-        .arg(&sdk)
         .output()
         .expect("run code-intel plugin new");
     assert!(output.status.success(), "plugin new failed:\n{}", text(&output));
-    for file in ["Cargo.toml", "src/lib.rs", "README.md", "fixtures/greetings.py", "fixtures/greetings.py.golden.json"] {
+    for file in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "src/lib.rs",
+        "README.md",
+        "fixtures/greetings.py",
+        "fixtures/greetings.py.golden.json",
+        "wit/plugin.wit",
+        "vendor/code-intel-plugin-sdk/Cargo.toml",
+        "vendor/code-intel-plugin-sdk/src/code_intel_plugin_sdk.rs",
+    ] {
         assert!(crate_dir.join(file).is_file(), "scaffold lacks {file}");
     }
 
@@ -139,7 +148,7 @@ fn scaffolded_plugin_builds_and_passes_the_harness() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let build = Command::new(cargo)
         .current_dir(&crate_dir)
-        .args(["build", "--release", "--target", "wasm32-wasip2"])
+        .args(["build", "--release", "--target", "wasm32-wasip2", "--offline"])
         .env("CARGO_TARGET_DIR", &target)
         .output()
         .expect("run cargo");
@@ -154,7 +163,8 @@ fn scaffolded_plugin_builds_and_passes_the_harness() {
 }
 
 /// Outside a code-intel checkout, without `--sdk`, the scaffold depends on the
-/// SDK by git; inside one it uses a relative path.
+/// SDK copy written into it; with `--sdk` or inside a checkout it uses a
+/// relative path.
 #[test]
 fn scaffold_chooses_how_to_depend_on_the_sdk() {
     let outside = tempfile::tempdir().expect("temp dir");
@@ -162,7 +172,21 @@ fn scaffold_chooses_how_to_depend_on_the_sdk() {
     let output = code_intel().args(["plugin", "new", "elsewhere", "--dir"]).arg(&crate_dir).output().expect("run");
     assert!(output.status.success(), "{}", text(&output));
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).expect("manifest");
-    assert!(manifest.contains("code-intel-plugin-sdk = { git = "), "{manifest}");
+    assert!(manifest.contains("code-intel-plugin-sdk = { path = \"vendor/code-intel-plugin-sdk\" }"), "{manifest}");
+    assert!(!manifest.contains("git ="), "{manifest}");
+
+    let with_sdk = outside.path().join("with-sdk");
+    let output = code_intel()
+        .args(["plugin", "new", "with-sdk", "--dir"])
+        .arg(&with_sdk)
+        .arg("--sdk")
+        .arg(repo_root().join("plugins/sdk"))
+        .output()
+        .expect("run");
+    assert!(output.status.success(), "{}", text(&output));
+    let manifest = std::fs::read_to_string(with_sdk.join("Cargo.toml")).expect("manifest");
+    assert!(manifest.contains("plugins/sdk\" }"), "{manifest}");
+    assert!(!with_sdk.join("vendor").exists(), "an SDK given by path is not copied");
 
     let again = code_intel().args(["plugin", "new", "elsewhere", "--dir"]).arg(&crate_dir).output().expect("run");
     assert!(!again.status.success(), "a non-empty directory must be refused");
