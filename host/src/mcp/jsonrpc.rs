@@ -117,13 +117,20 @@ fn check_message(message: &Value) -> Verdict {
     let refuse = |code: i64, why: &str| {
         if is_notification { Verdict::Ignore } else { Verdict::Reply(error_line(&reply_id, code, why)) }
     };
+    // Not a Request object at all (wrong version, a method that is not a
+    // string): answered even without an id, with a `null` one, as JSON-RPC
+    // 2.0's own examples do. Only a valid notification goes unanswered.
     if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return refuse(INVALID_REQUEST, "invalid request: `jsonrpc` must be \"2.0\"");
+        return Verdict::Reply(error_line(&reply_id, INVALID_REQUEST, "invalid request: `jsonrpc` must be \"2.0\""));
     }
     if let Some(id) = id
         && !valid_id(id)
     {
-        return Verdict::Reply(error_line(&Value::Null, INVALID_REQUEST, "invalid request: `id` must be a string or a number"));
+        // A number the MCP library cannot hold (a fraction, past 64 bits) is
+        // still the client's id: answered with it, so the client can match
+        // the error to its request.
+        let echo = if id.is_number() { id } else { &Value::Null };
+        return Verdict::Reply(error_line(echo, INVALID_REQUEST, "invalid request: `id` must be a string or an integer of at most 64 bits"));
     }
     let Some(method) = fields.get("method") else {
         if id.is_some() && (fields.contains_key("result") || fields.contains_key("error")) {
@@ -132,7 +139,7 @@ fn check_message(message: &Value) -> Verdict {
         return refuse(INVALID_REQUEST, "invalid request: no `method` (and not a response: no `result` or `error`)");
     };
     let Some(method) = method.as_str() else {
-        return refuse(INVALID_REQUEST, "invalid request: `method` must be a string");
+        return Verdict::Reply(error_line(&reply_id, INVALID_REQUEST, "invalid request: `method` must be a string"));
     };
     let params = fields.get("params");
     if let Some(params) = params
@@ -156,10 +163,12 @@ fn check_message(message: &Value) -> Verdict {
     Verdict::Forward
 }
 
-/// A request id JSON-RPC allows: a string or a number (`null` is only for
-/// replies whose id could not be read).
+/// A request id JSON-RPC allows and the MCP library can hold: a string or
+/// a signed 64-bit integer (`null` is only for replies whose id could not be
+/// read; fractions "SHOULD NOT" be used, and the library drops them, or
+/// integers past `i64`, with an answer that has no `id` at all).
 fn valid_id(id: &Value) -> bool {
-    id.is_string() || id.is_number()
+    id.is_string() || id.is_i64()
 }
 
 /// One JSON-RPC error response line.
@@ -283,6 +292,35 @@ mod tests {
             assert_eq!(check_line(line), Verdict::Forward, "{}", String::from_utf8_lossy(line));
         }
         assert_eq!(check_line(br#"{"jsonrpc":"2.0","method":"notifications/x","params":3}"#), Verdict::Ignore);
+    }
+
+    /// Ids the MCP library cannot hold (found by the fuzzer: `"id": 1.5`
+    /// was answered without any `id`) are refused here, echoing the number.
+    #[test]
+    fn fractional_and_huge_ids_are_refused_with_the_id() {
+        for id in ["1.5", "18446744073709551615", "1e3"] {
+            let r = reply(format!(r#"{{"jsonrpc": "2.0", "id": {id}, "method": "ping"}}"#).as_bytes());
+            assert_eq!(r["error"]["code"], -32600, "{r}");
+            assert_eq!(r["id"], serde_json::from_str::<Value>(id).unwrap(), "{r}");
+        }
+        assert_eq!(check_line(br#"{"jsonrpc": "2.0", "id": -9223372036854775808, "method": "ping"}"#), Verdict::Forward);
+    }
+
+    /// A message without an id that is not a valid notification (JSON-RPC
+    /// 2.0's example: `{"jsonrpc": "2.0", "method": 1, "params": "bar"}`) is
+    /// an invalid request, answered with a `null` id (found by the fuzzer:
+    /// a mangled `jsonrpc` on a notification went unanswered).
+    #[test]
+    fn malformed_notifications_are_answered_with_a_null_id() {
+        for line in [
+            &br#"{"jsonrpc": "2.0", "method": 1, "params": "bar"}"#[..],
+            br#"{"jsonrpc": "2[[.0", "method": "notifications/cancelled"}"#,
+            b"\xEF\xBB\xBF{\"method\": \"notifications/cancelled\", \"params\": {}}",
+        ] {
+            let r = reply(line);
+            assert_eq!(r["error"]["code"], -32600, "{r}");
+            assert_eq!(r["id"], Value::Null, "{r}");
+        }
         assert_eq!(check_line(b"   "), Verdict::Ignore);
     }
 }

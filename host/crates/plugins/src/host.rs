@@ -279,11 +279,22 @@ impl PluginHost {
     /// the result. Used by the test harness; indexing uses [`Chunker`].
     #[must_use]
     pub fn attempt(&self, plugin: &str, path: &str, content: &str) -> Option<Attempt> {
-        self.plugins.iter().find(|p| p.summary.name == plugin).map(|p| self.run(p, path, content))
+        self.attempt_metered(plugin, path, content).map(|(attempt, _)| attempt)
     }
 
-    fn run(&self, plugin: &Plugin, path: &str, content: &str) -> Attempt {
-        match self.call(plugin, path, content) {
+    /// [`PluginHost::attempt`], with the fuel the call burned (see
+    /// [`sandbox::DEFAULT_CALL_FUEL`]; 0 when no instance was called).
+    #[must_use]
+    pub fn attempt_metered(&self, plugin: &str, path: &str, content: &str) -> Option<(Attempt, u64)> {
+        self.plugins.iter().find(|p| p.summary.name == plugin).map(|p| {
+            let mut fuel = 0;
+            let attempt = self.run(p, path, content, &mut fuel);
+            (attempt, fuel)
+        })
+    }
+
+    fn run(&self, plugin: &Plugin, path: &str, content: &str, fuel: &mut u64) -> Attempt {
+        match self.call(plugin, path, content, fuel) {
             Ok(RawOutcome::Chunks(raw)) => match validate::chunks(raw, content) {
                 Ok(chunks) => Attempt::Chunks(chunks),
                 Err(message) => Attempt::Failed(failure(plugin, FailureKind::InvalidOutput, message)),
@@ -345,7 +356,7 @@ impl PluginHost {
 
     /// One call into the plugin with an instance from its pool. An instance
     /// that trapped is discarded; the next call gets a fresh one.
-    fn call(&self, plugin: &Plugin, path: &str, content: &str) -> Result<RawOutcome, ChunkFailure> {
+    fn call(&self, plugin: &Plugin, path: &str, content: &str, fuel: &mut u64) -> Result<RawOutcome, ChunkFailure> {
         let limits = self.options.limits;
         let code = self.code(plugin)?;
         let idle = plugin.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
@@ -358,7 +369,9 @@ impl PluginHost {
             }
         };
         sandbox::arm_deadline(&mut live.store, &limits);
-        match live.bindings.chunk(&mut live.store, path, content) {
+        let result = live.bindings.chunk(&mut live.store, path, content);
+        *fuel = sandbox::fuel_used(&live.store, &limits);
+        match result {
             Ok(outcome) => {
                 let mut idle = plugin.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 if idle.len() < MAX_IDLE_INSTANCES {
@@ -409,13 +422,14 @@ impl Chunker for PluginHost {
         for plugin in self.plugins.iter().filter(|p| p.globs.is_match(path)) {
             if plugin.tripped.load(Ordering::Relaxed) {
                 let message = format!(
-                    "not called: it timed out on {MAX_CONSECUTIVE_TIMEOUTS} files in a row in this index run (each after the {:?} call time limit), so its files are indexed as lines until the next run; fix or remove the plugin",
+                    "not called: it timed out on {MAX_CONSECUTIVE_TIMEOUTS} files in a row in this index run (each past its {} fuel or {:?} time limit), so its files are indexed as lines until the next run; fix or remove the plugin",
+                    self.options.limits.call_fuel,
                     self.options.limits.call_timeout
                 );
                 failures.push(failure(plugin, FailureKind::Timeout, message));
                 break;
             }
-            let attempt = self.run(plugin, path, content);
+            let attempt = self.run(plugin, path, content, &mut 0);
             Self::note_outcome(plugin, &attempt);
             match attempt {
                 Attempt::Chunks(chunks) => {
@@ -449,10 +463,10 @@ fn failure(plugin: &Plugin, kind: FailureKind, message: String) -> ChunkFailure 
 }
 
 fn classify(plugin: &Plugin, e: &wasmtime::Error, state: Option<&PluginState>, limits: &Limits) -> ChunkFailure {
-    let trap = e.downcast_ref::<Trap>().copied();
-    if trap == Some(Trap::Interrupt) {
-        return failure(plugin, FailureKind::Timeout, format!("did not finish within the {:?} call time limit", limits.call_timeout));
+    if let Some(message) = budget_exceeded(e, limits) {
+        return failure(plugin, FailureKind::Timeout, message);
     }
+    let trap = e.downcast_ref::<Trap>().copied();
     if state.is_some_and(|s| s.limiter.memory_exceeded) {
         return failure(
             plugin,
@@ -466,6 +480,22 @@ fn classify(plugin: &Plugin, e: &wasmtime::Error, state: Option<&PluginState>, l
         None => what,
     };
     failure(plugin, FailureKind::Trap, message)
+}
+
+/// Why a call was cut off, when it ran past one of its budgets: fuel (the
+/// budget that decides), host work, or the wall-clock backstop.
+fn budget_exceeded(e: &wasmtime::Error, limits: &Limits) -> Option<String> {
+    if let Some(work) = e.downcast_ref::<sandbox::HostWorkExhausted>() {
+        return Some(format!("did not finish within its host work limit: {work} (MAX_HOST_WORK_BYTES)"));
+    }
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => Some(format!(
+            "did not finish within its fuel limit of {} units (about one per WebAssembly instruction; call_fuel)",
+            limits.call_fuel
+        )),
+        Some(Trap::Interrupt) => Some(format!("did not finish within the {:?} wall-clock time limit (call_timeout)", limits.call_timeout)),
+        _ => None,
+    }
 }
 
 fn first_line(e: &wasmtime::Error) -> String {
@@ -556,8 +586,8 @@ fn load_plugin(engine: &'static Engine, path: &Path, source: SourceKind, options
     let info = match live.bindings.info(&mut live.store) {
         Ok(info) => info,
         Err(e) => {
-            let reason = if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
-                format!("info() did not finish within {:?}", limits.call_timeout)
+            let reason = if let Some(why) = budget_exceeded(&e, &limits) {
+                format!("info() {why}")
             } else {
                 let stderr = live.store.data().last_stderr_line().map(|s| format!(" ({s})")).unwrap_or_default();
                 format!("info() trapped: {}{stderr}", first_line(&e))

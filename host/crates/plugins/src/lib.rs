@@ -20,7 +20,7 @@
 //!   wasm hash and engine (a start describes plugins from it and loads a
 //!   plugin's code on first use), and the pruning of stale entries.
 //! - `wit`: one module per supported contract version (`since_v0_1_0`).
-//! - [`sandbox`]: engine, epoch deadlines, memory limits, the empty WASI context.
+//! - [`sandbox`]: engine, fuel and the wall-clock backstop, memory limits, the empty WASI context.
 //! - `validate`: plugin output checked against the contract.
 //! - [`host`]: [`PluginHost`], selection and containment; implements
 //!   [`code_intel_core::Chunker`].

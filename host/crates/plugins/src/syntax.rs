@@ -50,9 +50,11 @@ pub const MAX_QUERY_RESULT_BYTES: usize = 64 * 1024 * 1024;
 /// (the record's integers and string headers as lowered into a plugin).
 const CAPTURE_OVERHEAD_BYTES: usize = 64;
 
-/// Deadline for native calls that do not pass one. Parsing 1 MiB of PHP takes
-/// well under 100 ms; two seconds only stops pathological inputs.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Deadline for native calls that do not pass one: the plugin calls'
+/// wall-clock backstop. Parsing 1 MiB of PHP takes well under 100 ms, but
+/// 10,000 levels of nesting take seconds on a loaded machine, and two
+/// seconds (the old value) failed there; this only stops true hangs.
+pub const DEFAULT_TIMEOUT: Duration = crate::sandbox::DEFAULT_CALL_TIMEOUT;
 
 /// Query texts are cached per language; a plugin generating unbounded distinct
 /// queries must not grow the cache forever. Real plugins use a few dozen.

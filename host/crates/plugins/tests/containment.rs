@@ -30,7 +30,7 @@ fn assert_next_file_works(host: &impl Chunker, plugin: &str) {
 }
 
 #[test]
-fn infinite_loop_times_out() {
+fn infinite_loop_runs_out_of_fuel() {
     let cache = tempfile::tempdir().unwrap();
     let host = host_with(&["infinite-loop"], cache.path());
     for _ in 0..2 {
@@ -38,35 +38,55 @@ fn infinite_loop_times_out() {
         let file = host.chunk_file("spin.hostile", FILE);
         let elapsed = started.elapsed();
         assert_contained(&file, "infinite-loop", FailureKind::Timeout);
-        assert!(file.failures[0].message.contains("time limit"), "{}", file.failures[0].message);
-        // 500 ms limit, 10 ms epoch ticks: stopped promptly, not hung.
-        assert!(elapsed >= Duration::from_millis(450) && elapsed < Duration::from_secs(5), "{elapsed:?}");
+        let message = &file.failures[0].message;
+        assert!(message.contains("fuel limit of 200000000 units"), "{message}");
+        // Fuel, not the 10 s backstop, stopped it.
+        assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
         assert_next_file_works(&host, "infinite-loop");
     }
+    // The same loop burns exactly its fuel, every time.
+    let (_, fuel) = host.attempt_metered("infinite-loop", "spin.hostile", FILE).unwrap();
+    assert_eq!(fuel, common::QUICK_FUEL);
+}
+
+/// Fuel is the budget; the wall clock is only a backstop for hangs fuel
+/// cannot see. With fuel to spare, the backstop still stops the loop.
+#[test]
+fn the_wall_clock_backstop_stops_a_loop_with_fuel_to_spare() {
+    let cache = tempfile::tempdir().unwrap();
+    let limits = code_intel_plugins::Limits { call_fuel: u64::MAX / 4, call_timeout: Duration::from_millis(500), ..common::quick_limits() };
+    let host = common::host_with_limits(&["infinite-loop"], cache.path(), limits);
+    let started = Instant::now();
+    let file = host.chunk_file("spin.hostile", FILE);
+    let elapsed = started.elapsed();
+    assert_contained(&file, "infinite-loop", FailureKind::Timeout);
+    assert!(file.failures[0].message.contains("500ms wall-clock time limit"), "{}", file.failures[0].message);
+    // 500 ms limit, 10 ms epoch ticks: stopped promptly, not hung.
+    assert!(elapsed >= Duration::from_millis(450) && elapsed < Duration::from_secs(5), "{elapsed:?}");
+    assert_next_file_works(&host, "infinite-loop");
 }
 
 /// The circuit breaker: after `MAX_CONSECUTIVE_TIMEOUTS` timeouts in a row
-/// the looping plugin is not called again in this run, so its other files
-/// get line chunks at once, each with a failure saying why; a new run
-/// (`begin_run`) calls it again.
+/// (here: out of fuel) the looping plugin is not called again in this run,
+/// so its other files get line chunks at once, each with a failure saying
+/// why; a new run (`begin_run`) calls it again.
 #[test]
 fn a_plugin_that_keeps_timing_out_is_not_called_again_in_the_run() {
     use code_intel_plugins::sandbox::MAX_CONSECUTIVE_TIMEOUTS;
     let cache = tempfile::tempdir().unwrap();
     let host = host_with(&["infinite-loop"], cache.path());
-    let started = Instant::now();
     for i in 0..MAX_CONSECUTIVE_TIMEOUTS {
         let file = host.chunk_file(&format!("spin{i}.hostile"), FILE);
         assert_contained(&file, "infinite-loop", FailureKind::Timeout);
-        assert!(file.failures[0].message.contains("time limit"), "{}", file.failures[0].message);
+        assert!(file.failures[0].message.contains("fuel limit"), "{}", file.failures[0].message);
     }
-    assert!(started.elapsed() >= Duration::from_millis(450) * MAX_CONSECUTIVE_TIMEOUTS);
     let started = Instant::now();
     for i in 0..20 {
         let file = host.chunk_file(&format!("more{i}.hostile"), FILE);
         assert_contained(&file, "infinite-loop", FailureKind::Timeout);
         let message = &file.failures[0].message;
         assert!(message.contains("not called") && message.contains("3 files in a row") && message.contains("next run"), "{message}");
+        assert!(message.contains("200000000 fuel"), "{message}");
     }
     assert!(started.elapsed() < Duration::from_millis(400), "skipped files cost no call: {:?}", started.elapsed());
     // Even a file it would chunk: the breaker is open for the whole run.

@@ -127,6 +127,7 @@ impl wit_syntax::Host for PluginState {
                 "the plugin already holds {MAX_LIVE_TREES} trees; drop trees it no longer needs"
             ))));
         }
+        self.charge_host_work(source.len())?;
         match syntax::parse_until(&language, Arc::from(source), self.deadline) {
             Ok(tree) => {
                 let handle = self.table.push(tree)?;
@@ -145,6 +146,8 @@ impl wit_syntax::HostTree for PluginState {
         query: String,
     ) -> wasmtime::Result<Result<Vec<wit_syntax::QueryMatch>, wit_syntax::SyntaxError>> {
         let deadline = self.deadline;
+        let bytes = self.table.get(&tree)?.source().len();
+        self.charge_host_work(bytes)?;
         let tree = self.table.get(&tree)?;
         Ok(match tree.query_until(&query, deadline) {
             Ok(matches) => Ok(matches
@@ -178,6 +181,8 @@ impl wit_syntax::HostTree for PluginState {
         query: String,
     ) -> wasmtime::Result<Result<wit_syntax::SpanMatches, wit_syntax::SyntaxError>> {
         let deadline = self.deadline;
+        let bytes = self.table.get(&tree)?.source().len();
+        self.charge_host_work(bytes)?;
         let tree = self.table.get(&tree)?;
         Ok(match tree.query_spans_until(&query, deadline) {
             Ok(found) => Ok(wit_syntax::SpanMatches {
@@ -213,6 +218,8 @@ impl wit_syntax::HostTree for PluginState {
         kinds: Vec<String>,
     ) -> wasmtime::Result<Result<wit_syntax::NodeTable, wit_syntax::SyntaxError>> {
         let deadline = self.deadline;
+        let bytes = self.table.get(&tree)?.source().len();
+        self.charge_host_work(bytes)?;
         let tree = self.table.get(&tree)?;
         Ok(match tree.named_nodes_until(&kinds, deadline) {
             Ok(table) => Ok(wit_syntax::NodeTable {

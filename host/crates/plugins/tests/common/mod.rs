@@ -24,15 +24,26 @@ pub fn test_plugin(name: &str) -> PathBuf {
     path
 }
 
-/// Limits small enough to keep the hostile tests quick.
+/// Fuel small enough to stop a looping test plugin in a fraction of a
+/// second, and far more than the well-behaved test plugins need.
+pub const QUICK_FUEL: u64 = 200_000_000;
+
+/// Limits small enough to keep the hostile tests quick: fuel stops a loop;
+/// the wall-clock backstop stays well above what that fuel takes, so which
+/// limit stops a plugin never depends on the machine.
 pub fn quick_limits() -> Limits {
-    Limits { call_timeout: Duration::from_millis(500), memory_limit: 64 * 1024 * 1024 }
+    Limits { call_fuel: QUICK_FUEL, call_timeout: Duration::from_secs(10), memory_limit: 64 * 1024 * 1024 }
+}
+
+/// A host with exactly these test plugins and these limits.
+pub fn host_with_limits(names: &[&str], cache: &Path, limits: Limits) -> PluginHost {
+    let files: Vec<_> = names.iter().map(|n| (test_plugin(n), SourceKind::Explicit)).collect();
+    let host = PluginHost::load_files(&files, HostOptions { limits, cache_dir: Some(cache.to_path_buf()), lazy: true });
+    assert!(host.rejections().is_empty(), "unexpected rejections: {:?}", host.rejections());
+    host
 }
 
 /// A host with exactly these test plugins, its own empty cache directory.
 pub fn host_with(names: &[&str], cache: &Path) -> PluginHost {
-    let files: Vec<_> = names.iter().map(|n| (test_plugin(n), SourceKind::Explicit)).collect();
-    let host = PluginHost::load_files(&files, HostOptions { limits: quick_limits(), cache_dir: Some(cache.to_path_buf()), lazy: true });
-    assert!(host.rejections().is_empty(), "unexpected rejections: {:?}", host.rejections());
-    host
+    host_with_limits(names, cache, quick_limits())
 }
