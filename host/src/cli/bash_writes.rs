@@ -889,6 +889,14 @@ impl Walker {
                 }
             }
             "cargo" => self.cargo(&texts),
+            "code-intel" => {
+                // `init` rewrites client configuration (the hook among it), `model install`
+                // and `plugin new` write files; the rest reads or writes only .code-intel/.
+                let sub: Vec<&str> = texts.iter().filter(|t| !t.starts_with('-')).take(2).copied().collect();
+                if matches!(sub.as_slice(), ["init", ..] | ["model", "install", ..] | ["plugin", "new", ..]) {
+                    self.unprovable(format!("`code-intel {}` writes files the write gate does not check", sub.join(" ")));
+                }
+            }
             "npm" | "pnpm" | "yarn" => self.node_pm(&name, &texts),
             "go" => {
                 let sub = texts.iter().find(|t| !t.starts_with('-')).copied().unwrap_or("");
@@ -1411,7 +1419,7 @@ const READ_ONLY: &[&str] = &[
     "column", "yes", "env", "ldd", "nm", "objdump", "readelf", "size", "stty", "shasum", "look", "zcat", "zgrep", "bzcat", "xzcat",
     "file", "locate", "mdfind", "open", "xdg-open", "sqlite3-version", "cloc", "tokei", "scc", "ctags-version", "pgrep", "top",
     "htop", "lscpu", "cal", "bc", "expr", "factor", "numfmt", "iconv", "dos2unix-check", "shellcheck", "hadolint", "tsc-version",
-    ":", "break", "continue", "trap", "umask-show", "getopts", "shift", "ulimit", "caller", "printf", "mapfile", "readarray",
+    ":", "break", "continue", "umask-show", "getopts", "shift", "ulimit", "caller", "printf", "mapfile", "readarray",
 ];
 
 /// Build and test tools: they write build outputs (target/, node_modules,
@@ -1420,7 +1428,7 @@ const READ_ONLY: &[&str] = &[
 const BUILD_AND_TEST: &[&str] = &[
     "make", "gmake", "ninja", "cmake", "pytest", "py.test", "tox", "nox", "mypy", "pyright", "tsc", "jest", "vitest", "mocha",
     "phpunit", "pest", "rspec", "mvn", "gradle", "gradlew", "./gradlew", "dotnet", "swift", "ctest", "bazel", "buck", "just",
-    "cargo-nextest", "pylint", "flake8", "pyflakes", "golangci-lint", "staticcheck", "phpstan", "psalm", "hyperfine", "code-intel",
+    "cargo-nextest", "pylint", "flake8", "pyflakes", "golangci-lint", "staticcheck", "phpstan", "psalm", "hyperfine",
 ];
 
 #[cfg(test)]
@@ -1472,6 +1480,7 @@ mod tests {
             "if [ -f x ]; then cat x; fi",
             "bash -c 'ls -la | wc -l'",
             "curl -s https://example.com",
+            "code-intel search 'user rename' --json",
         ] {
             read_only(cmd);
         }
@@ -1525,6 +1534,8 @@ mod tests {
             "rm *.py",
             "cd $DIR && echo x > a",
             "some-unknown-tool --write",
+            "trap 'rm -f a.py' EXIT",
+            "code-intel init --client claude",
             "sed 's/a/b/w out.txt' a.py",
             "awk '{ print > \"out.txt\" }' a",
             "find . -name '*.tmp' -delete",

@@ -270,6 +270,13 @@ fn gate(root: &Path, tool: &str, writes: Vec<Write>) -> Verdict {
         // Resolve the file (or, for a new file, its nearest existing parent)
         // so symlinks and `..` cannot smuggle a path in or out.
         let absolute = canonical_or_parent(&w.path);
+        if root.starts_with(&absolute) && absolute != root {
+            return Verdict::Blocked(format!(
+                "code-intel: {tool} blocked: {} writes {}, a directory that holds the repository",
+                w.by,
+                absolute.display()
+            ));
+        }
         if let Ok(relative) = absolute.strip_prefix(root) {
             let relative = relative.to_string_lossy().replace('\\', "/");
             if relative.is_empty() {
@@ -459,6 +466,9 @@ mod tests {
             let m = blocked(doc, root);
             assert!(m.contains("no active code-intel session"), "{doc}: {m}");
         }
+        // Removing a directory that holds the repository is a write to it.
+        let m = blocked(&json!({"tool_name": "Bash", "tool_input": {"command": "rm -rf .."}, "cwd": root}), root);
+        assert!(m.contains("holds the repository"), "{m}");
         // What cannot be read is blocked with the way forward.
         let m = blocked(&json!({"tool_name": "Bash", "tool_input": {"command": "python3 -c 'open(\"a.py\",\"w\")'"}, "cwd": root}), root);
         assert!(m.contains("IMPLEMENT or MODIFY") && m.contains("python3"), "{m}");
