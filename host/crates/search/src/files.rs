@@ -6,8 +6,8 @@
 //!   next ones ([`file_evidence`]): an answer spread over a class and two of
 //!   its methods outranks one stray match.
 //! - **Fusion** is reciprocal-rank fusion ([`RRF_K`]) of the arms' file
-//!   rankings, plus a third ranking of the files that define what the query
-//!   names. Rank fusion needs no common scale between BM25 and similarities,
+//!   rankings, plus a ranking of the files that define what the query
+//!   names and one of the files holding a phrase the request quotes. Rank fusion needs no common scale between BM25 and similarities,
 //!   and a file both arms rank high beats one only a single arm likes, so
 //!   the fused order is at least as good as the better arm in practice
 //!   (measured in `bench/retrieval`).

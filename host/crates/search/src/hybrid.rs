@@ -17,7 +17,10 @@
 //!
 //! That score orders chunks within a file; files are ordered by
 //! [`crate::files`] (each arm's file ranking fused by reciprocal rank, with
-//! the same weights, times the file's prior).
+//! the same weights, times the file's prior). Text the request quotes
+//! (`'Invalid host header'`, 「Unavailable」) is searched as a phrase
+//! ([`crate::quoted`]); the files holding it are one more ranking, weighted
+//! like the keywords.
 //!
 //! Every hit says which arms found it. Confidence is judged for the query:
 //! it is confident when some hit's vector similarity reaches
@@ -160,6 +163,10 @@ pub struct SearchHit {
     /// searched for): then each word is known to the index.
     #[serde(skip)]
     every_word: bool,
+    /// BM25 of the chunk for a phrase quoted in the request
+    /// ([`crate::quoted`]), when it holds one.
+    #[serde(skip)]
+    quoted: Option<f64>,
 }
 
 /// The answer.
@@ -285,6 +292,9 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         Mode::Semantic => vector_hits.into_iter().map(|h| vector_only(h)).collect(),
         Mode::Hybrid => fuse(store, query, vector_hits, lexical, &request.weights, n)?,
     };
+    if wants_lexical {
+        add_quoted(store, query, &request.filters, candidates, &mut hits)?;
+    }
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.file.cmp(&b.file)).then(a.start_line.cmp(&b.start_line)));
     // Confidence is judged for the query, not per hit: once some hit is
     // confident (or a Japanese request names enough software vocabulary
@@ -349,7 +359,13 @@ fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<Se
     let lexical = rank_files(hits.iter().filter_map(|h| h.keyword_score.map(|s| (h.file.as_str(), s))));
     let vector = rank_files(hits.iter().filter_map(|h| h.vector_score.map(|s| (h.file.as_str(), f64::from(s)))));
     let defines = rank_files(hits.iter().filter(|h| h.defines).map(|h| (h.file.as_str(), h.score)));
-    let mut fused = fuse_ranks(&[(&lexical, weights.keyword), (&vector, weights.vector), (&defines, weights.definition)]);
+    let quoted = rank_files(hits.iter().filter_map(|h| h.quoted.map(|s| (h.file.as_str(), s))));
+    let mut fused = fuse_ranks(&[
+        (&lexical, weights.keyword),
+        (&vector, weights.vector),
+        (&defines, weights.definition),
+        (&quoted, weights.keyword),
+    ]);
     let query_lower = query.to_lowercase();
     for (file, score) in &mut fused {
         *score *= prior(role(file), &query_lower);
@@ -479,7 +495,42 @@ fn vector_only(h: ForestHit) -> SearchHit {
         confident: h.score >= VECTOR_CONFIDENCE_FLOOR,
         defines: false,
         every_word: false,
+        quoted: None,
     }
+}
+
+/// Marks the hits that hold a phrase quoted in the request
+/// ([`crate::quoted`]) and adds the chunks holding one that neither arm
+/// found. Such a chunk is confident: the request names its text.
+fn add_quoted(store: &Store, query: &str, filters: &Filters, limit: usize, hits: &mut Vec<SearchHit>) -> Result<(), SearchError> {
+    for phrase in crate::quoted::phrases(query) {
+        let Some(expression) = crate::quoted::expression(phrase) else { continue };
+        let q = LexicalQuery { text: phrase, path_glob: filters.path_glob.as_deref(), kinds: filters.kinds.clone(), limit };
+        let found = crate::lexical::expression_hits(store, &expression, &q).map_err(|e| match e {
+            crate::lexical::LexicalError::Store(e) => SearchError::Store(e),
+            other => SearchError::BadFilter(other.to_string()),
+        })?;
+        for h in found {
+            let score = h.score;
+            match hits.iter_mut().find(|hit| hit.rowid == h.chunk_rowid) {
+                Some(hit) => {
+                    hit.quoted = Some(hit.quoted.unwrap_or(0.0).max(score));
+                    hit.confident = true;
+                }
+                None => {
+                    let mut hit = lexical_hit(h);
+                    hit.keyword_score = None;
+                    hit.score = 0.0;
+                    hit.defines = false;
+                    hit.every_word = false;
+                    hit.quoted = Some(score);
+                    hit.confident = true;
+                    hits.push(hit);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The lexical arm: [`crate::lexical::search`] (all words ANDed, then
@@ -537,6 +588,7 @@ fn lexical_hit(h: LexicalHit) -> SearchHit {
         confident: h.all_words || h.exact,
         defines: h.exact,
         every_word: h.all_words || h.exact,
+        quoted: None,
     }
 }
 
@@ -682,6 +734,48 @@ mod tests {
         assert!(!v(0, 1, true, 1).off_topic(), "one software word is enough in Japanese");
         // "新幹線で東京から大阪まで何時間かかりますか": 時間 is an everyday word.
         assert!(Vocabulary { unknown: 0, total: 1, cjk: true, known: 1, everyday: 1 }.off_topic());
+    }
+
+    #[test]
+    fn a_quoted_phrase_puts_the_file_holding_it_first() {
+        use crate::test_support::{chunk, index_files};
+        let with = |mut c: code_intel_core::Chunk, content: &str| {
+            c.content = content.into();
+            c
+        };
+        // Many chunks talk about disks and the console; one holds the text
+        // the request quotes.
+        let mut files = vec![(
+            "app/Widgets/ServerOverview.php",
+            "",
+            vec![with(chunk("m", "method", "diskUsage", None, (70, 85)), "if ($usage === null) { return 'Disk usage unavailable'; }")],
+        )];
+        let noise: Vec<String> = (0..8).map(|i| format!("app/Console/Disk{i}.php")).collect();
+        for path in &noise {
+            files.push((
+                path.as_str(),
+                "",
+                vec![with(
+                    chunk("c", "class", "Disk", None, (1, 9)),
+                    "unavailable disk: the usage of the console page, console page language, page language",
+                )],
+            ));
+        }
+        let other: Vec<String> = (0..20).map(|i| format!("app/Billing/Invoice{i}.php")).collect();
+        for path in &other {
+            files.push((path.as_str(), "", vec![with(chunk("c", "class", "Invoice", None, (1, 9)), "invoice totals and taxes")]));
+        }
+        let (_dir, _root, store) = index_files(&files);
+        let query = "the console page shows 'Disk usage unavailable' whatever the language";
+        let mut request = SearchRequest::new(query);
+        request.mode = Some(Mode::Lexical);
+        let res = search(&store, None, &request).unwrap();
+        assert_eq!(res.hits[0].file, "app/Widgets/ServerOverview.php", "{:#?}", res.hits);
+        // Without the quotes the same words rank the widget below the noise.
+        let mut request = SearchRequest::new(query.replace('\'', ""));
+        request.mode = Some(Mode::Lexical);
+        let res = search(&store, None, &request).unwrap();
+        assert_ne!(res.hits[0].file, "app/Widgets/ServerOverview.php", "{:#?}", res.hits);
     }
 
     #[test]

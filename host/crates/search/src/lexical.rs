@@ -131,6 +131,21 @@ pub fn search(store: &Store, query: &LexicalQuery<'_>) -> Result<Vec<LexicalHit>
     Ok(hits)
 }
 
+/// Chunks matching a full-text `expression` (a quoted phrase, see
+/// [`crate::quoted`]), best BM25 first, filters applied before the cut.
+///
+/// # Errors
+/// An invalid glob or a store error.
+pub fn expression_hits(store: &Store, expression: &str, query: &LexicalQuery<'_>) -> Result<Vec<LexicalHit>, LexicalError> {
+    if query.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let matcher = query.path_glob.map(path_matcher).transpose()?;
+    let accept = |path: &str| matcher.as_ref().is_none_or(|m| m.is_match(path));
+    let text = code_intel_store::TextQuery::plain(expression);
+    Ok(store.fts_search(&text, None, &query.kinds, &accept, query.limit)?.into_iter().map(|h| hit(h, false)).collect())
+}
+
 fn hit(h: FtsHit, all_words: bool) -> LexicalHit {
     LexicalHit {
         path: h.path,

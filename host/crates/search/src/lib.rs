@@ -25,6 +25,7 @@ pub mod glossary;
 pub mod hybrid;
 pub mod lexical;
 pub mod links;
+pub mod quoted;
 pub mod references;
 pub mod repo_map;
 pub mod semantic;
