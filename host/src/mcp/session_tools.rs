@@ -13,7 +13,7 @@ use code_intel_session::services::{Agreement, AgreementMap, MapHit, SymbolIndex,
 use code_intel_session::workflow::{
     EvidenceInput, HypothesisInput, SymbolClaim, UnderstandingInput, VerificationEvidence, VerificationInput,
 };
-use code_intel_session::{Relevance, Scored, Services, SessionError, Workflow, WorkflowConfig, matrix};
+use code_intel_session::{Relevance, Scored, Services, SessionError, Workflow, WorkflowConfig, matrix, results};
 use code_intel_store::NameMatch;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -773,6 +773,7 @@ impl CodeIntelServer {
         description = "Start a gated work session for one user request. Returns session_id and the slot-extraction \
 prompt; hints from earlier successful sessions (the map) when one matches. Then call set_query_frame.",
         input_schema = schema::input::<StartSessionArgs>(),
+        output_schema = schema::output::<results::StartSessionResult>(),
         annotations(title = "Start session", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn start_session(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -810,6 +811,7 @@ Logged as a decision for later analysis.",
         name = "get_session_status",
         description = "A session's phase, risk, frame, requirements, evidence, explored files and the next allowed step.",
         input_schema = schema::input::<SessionArgs>(),
+        output_schema = schema::output::<results::SessionStatus>(),
         annotations(title = "Session status", read_only_hint = true, open_world_hint = false)
     )]
     pub async fn get_session_status(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -921,6 +923,7 @@ requirements are met.",
         description = "Before editing a file: allowed only in READY, for files explored in this session (or new files in \
 an explored directory). A refusal lists recovery options (add_explored_files, revert_to_exploration).",
         input_schema = schema::input::<CheckWriteArgs>(),
+        output_schema = schema::output::<results::WriteDecision>(),
         annotations(title = "Check write target", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn check_write_target(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -933,6 +936,7 @@ an explored directory). A refusal lists recovery options (add_explored_files, re
         description = "READY only: add files (read by a tool in this session) or directories (for new files) to the \
 session's write set.",
         input_schema = schema::input::<AddExploredArgs>(),
+        output_schema = schema::output::<results::AddExploredResult>(),
         annotations(title = "Add explored files", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn add_explored_files(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -944,6 +948,7 @@ session's write set.",
         name = "revert_to_exploration",
         description = "Back to EXPLORATION, keeping results (default) or discarding them.",
         input_schema = schema::input::<RevertArgs>(),
+        output_schema = schema::output::<results::RevertResult>(),
         annotations(title = "Revert to exploration", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn revert_to_exploration(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {

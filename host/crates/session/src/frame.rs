@@ -113,7 +113,7 @@ pub fn assess_risk(intent: Intent, frame: &QueryFrame) -> (RiskLevel, Vec<String
 }
 
 /// Guidance for one missing slot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SlotHint {
     pub slot: Slot,
     pub hint: &'static str,
@@ -122,7 +122,7 @@ pub struct SlotHint {
 
 /// What to investigate for the missing slots (SPEC §8, seed 000
 /// `INVESTIGATION_HINTS`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct InvestigationGuidance {
     pub missing_slots: Vec<Slot>,
     pub hints: Vec<SlotHint>,

@@ -25,6 +25,7 @@ pub mod model;
 pub mod record;
 pub mod relevance;
 pub mod requirements;
+pub mod results;
 pub mod router;
 pub mod services;
 pub mod workflow;

@@ -26,7 +26,7 @@ pub const EVIDENCE_TOOLS: &[&str] =
 pub const MAINTENANCE_TOOLS: &[&str] = &["sync_index", "index_status"];
 
 /// What kind of code tool a call is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolClass {
     /// Definitions, references, structure, function at line, repo map.
@@ -65,7 +65,7 @@ pub fn classify(tool: &str, args: &serde_json::Value) -> Option<ToolClass> {
 }
 
 /// A refused tool call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Refusal {
     pub error: &'static str,
     pub tool: String,

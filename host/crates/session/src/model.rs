@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::SessionError;
 
 /// What the user asked for (SPEC §8). Chosen by the agent at `start_session`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Intent {
     /// New behaviour.
@@ -33,7 +33,7 @@ impl Intent {
 }
 
 /// Where a session stands (SPEC §8): EXPLORATION -> (SEMANTIC -> VERIFICATION) -> READY.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Phase {
     /// Facts first: exact tools and map search only.
@@ -47,7 +47,7 @@ pub enum Phase {
 }
 
 /// How uncertain the request is; drives exploration requirements (SPEC §8).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum RiskLevel {
     /// Precise request.
@@ -59,7 +59,7 @@ pub enum RiskLevel {
 }
 
 /// The four QueryFrame slots (SPEC §8, seed 000).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Slot {
     /// The feature, class or module concerned ("the login form").
@@ -73,7 +73,7 @@ pub enum Slot {
 }
 
 /// Whether a piece of knowledge was established by exact tools or guessed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Source {
     /// Established from the request or by exact tools.
@@ -83,7 +83,7 @@ pub enum Source {
 }
 
 /// Outcome reported by `record_outcome`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The change worked.
@@ -95,7 +95,7 @@ pub enum Outcome {
 }
 
 /// Why semantic search is needed (SPEC §8 `submit_semantic`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SemanticReason {
     /// `find_definitions` found nothing for the concept.
@@ -174,7 +174,7 @@ names!(
 
 /// One filled slot: the agent's normalised value and the verbatim quote from
 /// the request that supports it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct FrameSlot {
     pub value: String,
     pub quote: String,
@@ -182,7 +182,7 @@ pub struct FrameSlot {
 }
 
 /// A slot the server refused, and why.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct SlotRejection {
     pub slot: Slot,
     pub value: String,
@@ -191,10 +191,11 @@ pub struct SlotRejection {
 }
 
 /// Evidence that a slot was established by a tool call of this session.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct SlotEvidence {
     pub tool: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub params: Option<serde_json::Value>,
     pub result: String,
     /// Id of the recorded tool call that backs this evidence.
@@ -202,7 +203,7 @@ pub struct SlotEvidence {
 }
 
 /// How an NL -> symbol pair was judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     /// Score above the FACT threshold.
@@ -214,7 +215,7 @@ pub enum Tier {
 }
 
 /// A symbol mapped to the target feature.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct MappedSymbol {
     pub symbol: String,
     pub source: Source,
@@ -226,7 +227,7 @@ pub struct MappedSymbol {
 }
 
 /// The structured request (SPEC §8 QueryFrame).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct QueryFrame {
     pub raw_query: String,
     pub slots: BTreeMap<Slot, FrameSlot>,
@@ -253,7 +254,7 @@ impl QueryFrame {
 }
 
 /// What the agent submitted with `submit_understanding`, as accepted.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Understanding {
     pub symbols: Vec<String>,
     pub entry_points: Vec<String>,
@@ -262,7 +263,7 @@ pub struct Understanding {
 }
 
 /// Status of a hypothesis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum HypothesisStatus {
     /// Not verified yet.
@@ -274,7 +275,7 @@ pub enum HypothesisStatus {
 }
 
 /// A finding from semantic search (or a symbol the agent marked HYPOTHESIS).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Hypothesis {
     pub id: String,
     pub symbol: String,
@@ -291,7 +292,7 @@ pub struct Hypothesis {
 }
 
 /// A map hit shown at session start.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct MapHint {
     pub agreement_id: String,
     pub score: f32,
@@ -301,7 +302,7 @@ pub struct MapHint {
 }
 
 /// One phase change, kept for analysis.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct PhaseChange {
     pub from: Phase,
     pub to: Phase,
@@ -311,7 +312,7 @@ pub struct PhaseChange {
 
 /// Everything the workflow knows about one session; persisted as JSON in
 /// `sessions.state_json` after every change.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct SessionState {
     pub id: String,
     pub intent: Intent,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Intent, RiskLevel, SemanticReason, Slot};
 
 /// Minimum evidence before READY.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Requirements {
     pub symbols: usize,
     pub entry_points: usize,
@@ -95,7 +95,7 @@ pub fn requirements_for(intent: Intent, risk: RiskLevel) -> &'static Requirement
 }
 
 /// One unmet requirement.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Missing {
     /// `symbols_identified`, `entry_points`, `files_analyzed`,
     /// `existing_patterns`, `slot_evidence:<slot>`, `resolved_target_feature`,
@@ -142,7 +142,7 @@ impl Missing {
 }
 
 /// Counted evidence of a submission.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Counts {
     pub symbols: usize,
     pub entry_points: usize,

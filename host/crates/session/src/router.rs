@@ -42,7 +42,7 @@ fn grounding_tools(slot: Slot) -> &'static [&'static str] {
 }
 
 /// One step of a plan.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PlanStep {
     pub tool: &'static str,
     pub slot: Slot,
@@ -53,7 +53,7 @@ pub struct PlanStep {
 }
 
 /// The router's output (seed 002 `ExecutionPlan`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ExecutionPlan {
     pub intent: Intent,
     pub phase: Phase,

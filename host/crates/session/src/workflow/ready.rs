@@ -3,6 +3,7 @@
 //! ever allows a write.
 
 use super::*;
+use crate::results::{AddExploredResult, AddedPath, RecoveryOption, RefusedPath, RevertResult, WriteDecision, to_json};
 
 impl Workflow {
 
@@ -18,9 +19,9 @@ impl Workflow {
         let exists = self.root.path().join(&rel).exists();
         self.with_session(session_id, |conn, s| {
             let decision = write_decision(s, &rel, exists);
-            let refused = decision.get("reason").and_then(Value::as_str).filter(|_| decision["allowed"] == json!(false)).map(str::to_string);
-            Self::insert_call(conn, s, "check_write_target", &json!({"path": rel}), &ToolSummary::default(), refused.as_deref())?;
-            Ok(decision)
+            let refused = (!decision.allowed).then_some(decision.reason.as_str());
+            Self::insert_call(conn, s, "check_write_target", &json!({"path": rel}), &ToolSummary::default(), refused)?;
+            Ok(to_json(&decision))
         })
     }
 
@@ -72,34 +73,34 @@ impl Workflow {
                 if abs.is_dir() {
                     if seen.dirs.contains(p) {
                         s.explored_dirs.insert(p.clone());
-                        added.push(json!({"path": p, "kind": "directory"}));
+                        added.push(AddedPath { path: p.clone(), kind: "directory".into() });
                     } else {
-                        refused.push(json!({"path": p, "why": "directory not explored in this session: run analyze_structure on it (with session_id) first"}));
+                        refused.push(RefusedPath { path: p.clone(), why: "directory not explored in this session: run analyze_structure on it (with session_id) first".into() });
                     }
                 } else if abs.exists() {
                     if seen.files.contains(p) {
                         s.explored_files.insert(p.clone());
                         s.explored_dirs.insert(parent_dir(p));
-                        added.push(json!({"path": p, "kind": "file"}));
+                        added.push(AddedPath { path: p.clone(), kind: "file".into() });
                     } else {
-                        refused.push(json!({"path": p, "why": "no tool returned or read this file in this session: read it with get_function_at_line / analyze_structure (with session_id) first"}));
+                        refused.push(RefusedPath { path: p.clone(), why: "no tool returned or read this file in this session: read it with get_function_at_line / analyze_structure (with session_id) first".into() });
                     }
                 } else {
                     let parent = parent_dir(p);
                     if seen.dirs.contains(&parent) || s.explored_dirs.contains(&parent) {
                         s.explored_files.insert(p.clone());
-                        added.push(json!({"path": p, "kind": "new file"}));
+                        added.push(AddedPath { path: p.clone(), kind: "new file".into() });
                     } else {
-                        refused.push(json!({"path": p, "why": format!("new file whose directory {:?} was not explored: run analyze_structure on it (with session_id) first", if parent.is_empty() { "." } else { &parent })}));
+                        refused.push(RefusedPath { path: p.clone(), why: format!("new file whose directory {:?} was not explored: run analyze_structure on it (with session_id) first", if parent.is_empty() { "." } else { &parent }) });
                     }
                 }
             }
-            Ok(json!({
-                "session_id": s.id,
-                "phase": s.phase,
-                "added": added,
-                "refused": refused,
-                "explored_files": s.explored_files,
+            Ok(to_json(&AddExploredResult {
+                session_id: s.id.clone(),
+                phase: s.phase,
+                added,
+                refused,
+                explored_files: s.explored_files.clone(),
             }))
         })
     }
@@ -132,19 +133,20 @@ impl Workflow {
             }
             s.missing_requirements.clear();
             s.transition(Phase::Exploration, &at, format!("revert_to_exploration(keep_results={keep_results})"));
-            Ok(json!({
-                "session_id": s.id,
-                "from_phase": from,
-                "phase": s.phase,
-                "kept": keep_results,
-                "explored_files": s.explored_files,
-                "understanding": s.understanding,
-                "note": if keep_results {
+            Ok(to_json(&RevertResult {
+                session_id: s.id.clone(),
+                from_phase: from,
+                phase: s.phase,
+                kept: keep_results,
+                explored_files: s.explored_files.clone(),
+                understanding: s.understanding.clone(),
+                note: if keep_results {
                     "results kept: explored files and verified facts remain; tool calls so far still count as evidence"
                 } else {
                     "results discarded: earlier tool calls no longer count as evidence; explore again"
-                },
-                "next_step": "explore with exact tools (session_id on every call), then submit_understanding with the full evidence",
+                }
+                .into(),
+                next_step: "explore with exact tools (session_id on every call), then submit_understanding with the full evidence".into(),
             }))
         })
     }
@@ -154,10 +156,24 @@ impl Workflow {
 /// MODIFY session in READY ever allows a write; a refusal's recovery
 /// options name only calls the session's current phase accepts
 /// ([`recovery_options`]).
-fn write_decision(s: &SessionState, rel: &str, exists: bool) -> Value {
-    let refuse = |reason: String, next: String| {
-        json!({"allowed": false, "session_id": s.id, "path": rel, "phase": s.phase, "reason": reason, "next_step": next,
-            "recovery_options": recovery_options(s, rel)})
+fn write_decision(s: &SessionState, rel: &str, exists: bool) -> WriteDecision {
+    let allow = |reason: String| WriteDecision {
+        allowed: true,
+        session_id: s.id.clone(),
+        path: rel.to_string(),
+        phase: s.phase,
+        reason,
+        next_step: None,
+        recovery_options: None,
+    };
+    let refuse = |reason: String, next: String| WriteDecision {
+        allowed: false,
+        session_id: s.id.clone(),
+        path: rel.to_string(),
+        phase: s.phase,
+        reason,
+        next_step: Some(next),
+        recovery_options: Some(recovery_options(s, rel)),
     };
     if s.closed_at.is_some() {
         return refuse("the session is closed (an outcome was recorded)".into(), "start_session for the new change".into());
@@ -178,12 +194,11 @@ fn write_decision(s: &SessionState, rel: &str, exists: bool) -> Value {
         );
     }
     if s.explored_files.contains(rel) {
-        return json!({"allowed": true, "session_id": s.id, "path": rel, "phase": s.phase, "reason": "file explored in this session"});
+        return allow("file explored in this session".into());
     }
     let parent = parent_dir(rel);
     if !exists && s.explored_dirs.contains(&parent) {
-        return json!({"allowed": true, "session_id": s.id, "path": rel, "phase": s.phase,
-            "reason": format!("new file in explored directory {:?}", if parent.is_empty() { "." } else { &parent })});
+        return allow(format!("new file in explored directory {:?}", if parent.is_empty() { "." } else { &parent }));
     }
     let reason = if exists {
         format!("{rel} was not explored in this session")
@@ -196,39 +211,58 @@ fn write_decision(s: &SessionState, rel: &str, exists: bool) -> Value {
 /// What a refused write can do next: only calls that the session's phase
 /// and intent accept (a closed session: a new session).
 #[must_use]
-pub fn recovery_options(s: &SessionState, rel: &str) -> Value {
-    let new_session = json!({"tool": "start_session", "args": {"intent": "MODIFY", "query": "<the request, verbatim>"},
-        "effect": "a new IMPLEMENT or MODIFY session; writes open once it reaches READY with the file explored"});
-    let revert = json!({"tool": "revert_to_exploration", "args": {"session_id": s.id, "keep_results": true},
-        "effect": "back to EXPLORATION to explore the file properly, keeping what was found"});
+pub fn recovery_options(s: &SessionState, rel: &str) -> Vec<RecoveryOption> {
+    let option = |tool: &str, args: Value, effect: &str| RecoveryOption {
+        tool: tool.to_string(),
+        args: match args {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        },
+        effect: effect.to_string(),
+    };
+    let session = json!({"session_id": s.id});
+    let revert = || {
+        option(
+            "revert_to_exploration",
+            json!({"session_id": s.id, "keep_results": true}),
+            "back to EXPLORATION to explore the file properly, keeping what was found",
+        )
+    };
     if s.closed_at.is_some() || !s.intent.writes() {
-        return json!([new_session]);
+        return vec![option(
+            "start_session",
+            json!({"intent": "MODIFY", "query": "<the request, verbatim>"}),
+            "a new IMPLEMENT or MODIFY session; writes open once it reaches READY with the file explored",
+        )];
     }
     match s.phase {
-        Phase::Exploration if s.frame.is_none() => json!([
-            {"tool": "set_query_frame", "args": {"session_id": s.id},
-             "effect": "the request's slots; then explore with exact tools and submit_understanding"},
-        ]),
-        Phase::Exploration => json!([
-            {"tool": "submit_understanding", "args": {"session_id": s.id},
-             "effect": "after exploring with exact tools (session_id on every call): READY when the evidence suffices, then files read in this session may be written"},
-        ]),
-        Phase::Semantic => json!([
-            {"tool": "submit_semantic", "args": {"session_id": s.id},
-             "effect": "hypotheses from semantic_search move the session to VERIFICATION"},
-            revert,
-        ]),
-        Phase::Verification if s.pending_hypotheses().is_empty() => json!([revert]),
-        Phase::Verification => json!([
-            {"tool": "submit_verification", "args": {"session_id": s.id},
-             "effect": "confirmed hypotheses (checked with exact tools) move the session to READY"},
-            revert,
-        ]),
-        Phase::Ready if !s.pending_hypotheses().is_empty() => json!([revert]),
-        Phase::Ready => json!([
-            {"tool": "add_explored_files", "args": {"session_id": s.id, "paths": [rel]},
-             "effect": "stays READY; allowed once a tool has read the file (or, for a new file, its directory) in this session"},
-            revert,
-        ]),
+        Phase::Exploration if s.frame.is_none() => vec![option(
+            "set_query_frame",
+            session,
+            "the request's slots; then explore with exact tools and submit_understanding",
+        )],
+        Phase::Exploration => vec![option(
+            "submit_understanding",
+            session,
+            "after exploring with exact tools (session_id on every call): READY when the evidence suffices, then files read in this session may be written",
+        )],
+        Phase::Semantic => vec![
+            option("submit_semantic", session, "hypotheses from semantic_search move the session to VERIFICATION"),
+            revert(),
+        ],
+        Phase::Verification if s.pending_hypotheses().is_empty() => vec![revert()],
+        Phase::Verification => vec![
+            option("submit_verification", session, "confirmed hypotheses (checked with exact tools) move the session to READY"),
+            revert(),
+        ],
+        Phase::Ready if !s.pending_hypotheses().is_empty() => vec![revert()],
+        Phase::Ready => vec![
+            option(
+                "add_explored_files",
+                json!({"session_id": s.id, "paths": [rel]}),
+                "stays READY; allowed once a tool has read the file (or, for a new file, its directory) in this session",
+            ),
+            revert(),
+        ],
     }
 }

@@ -2,6 +2,7 @@
 //! `get_improvement_insights`.
 
 use super::*;
+use crate::results::{SessionStatus, to_json};
 
 impl Workflow {
 
@@ -16,30 +17,30 @@ impl Workflow {
         let calls = Self::calls(&conn, &s.id)?;
         let req = requirements_for(s.intent, s.risk_level);
         let used: BTreeSet<&str> = calls.iter().filter(|c| c.epoch == s.epoch && !c.refused).map(|c| c.tool.as_str()).collect();
-        Ok(json!({
-            "session_id": s.id,
-            "intent": s.intent,
-            "query": s.query,
-            "phase": s.phase,
-            "risk_level": s.risk_level,
-            "risk_reasons": s.risk_reasons,
-            "closed": s.closed_at.is_some(),
-            "query_frame": s.frame,
-            "requirements": req,
-            "understanding": s.understanding,
-            "missing_requirements": s.missing_requirements,
-            "hypotheses": s.hypotheses,
-            "explored_files": s.explored_files,
-            "explored_dirs": s.explored_dirs,
-            "tools_used": used,
-            "tool_calls": calls.len(),
-            "refused_calls": calls.iter().filter(|c| c.refused).count(),
-            "allowed_tools": matrix::allowed_tools(s.phase),
-            "map_hints": s.map_hints,
-            "history": s.history,
-            "created_at": s.created_at,
-            "updated_at": s.updated_at,
-            "next_step": next_step(&s),
+        Ok(to_json(&SessionStatus {
+            next_step: next_step(&s),
+            tools_used: used.into_iter().map(str::to_string).collect(),
+            tool_calls: calls.len(),
+            refused_calls: calls.iter().filter(|c| c.refused).count(),
+            allowed_tools: matrix::allowed_tools(s.phase).into_iter().map(str::to_string).collect(),
+            requirements: req.clone(),
+            closed: s.closed_at.is_some(),
+            session_id: s.id,
+            intent: s.intent,
+            query: s.query,
+            phase: s.phase,
+            risk_level: s.risk_level,
+            risk_reasons: s.risk_reasons,
+            query_frame: s.frame,
+            understanding: s.understanding,
+            missing_requirements: s.missing_requirements,
+            hypotheses: s.hypotheses,
+            explored_files: s.explored_files,
+            explored_dirs: s.explored_dirs,
+            map_hints: s.map_hints,
+            history: s.history,
+            created_at: s.created_at,
+            updated_at: s.updated_at,
         }))
     }
 

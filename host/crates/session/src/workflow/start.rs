@@ -1,6 +1,7 @@
 //! Opening a session: `start_session`, `set_query_frame` and the `query` planner.
 
 use super::*;
+use crate::results::{LearnedPairsCleaned, StartSessionResult, to_json};
 
 impl Workflow {
 
@@ -77,18 +78,18 @@ impl Workflow {
         } else {
             "Extract the four slots from the request as instructed in extraction_prompt and call set_query_frame(session_id, slots).".to_string()
         };
-        Ok(json!({
-            "session_id": s.id,
-            "intent": intent,
-            "phase": s.phase,
-            "risk_level": s.risk_level,
-            "risk_note": "provisional until set_query_frame",
-            "extraction_prompt": extraction_prompt(query),
-            "map_hints": s.map_hints,
-            "map_hint_threshold": MAP_HINT_THRESHOLD,
-            "learned_pairs_cleaned": {"expired": cleaned.0, "symbol_gone": cleaned.1},
-            "warnings": warnings,
-            "next_step": next,
+        Ok(to_json(&StartSessionResult {
+            session_id: s.id.clone(),
+            intent,
+            phase: s.phase,
+            risk_level: s.risk_level,
+            risk_note: "provisional until set_query_frame".into(),
+            extraction_prompt: extraction_prompt(query),
+            map_hints: s.map_hints.clone(),
+            map_hint_threshold: MAP_HINT_THRESHOLD,
+            learned_pairs_cleaned: LearnedPairsCleaned { expired: cleaned.0, symbol_gone: cleaned.1 },
+            warnings,
+            next_step: next,
         }))
     }
 

@@ -1,0 +1,150 @@
+//! What the session tools return, typed. A workflow step builds its answer
+//! as one of these and serializes it, and the MCP server publishes the
+//! generated JSON Schema of each as the tool's output schema, so the schema
+//! and the answer cannot drift apart.
+
+use std::collections::BTreeSet;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::model::{Hypothesis, Intent, MapHint, Phase, PhaseChange, QueryFrame, RiskLevel, Understanding};
+use crate::requirements::{Missing, Requirements};
+
+/// `start_session`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct StartSessionResult {
+    pub session_id: String,
+    pub intent: Intent,
+    /// EXPLORATION, or READY at once for QUESTION.
+    pub phase: Phase,
+    pub risk_level: RiskLevel,
+    pub risk_note: String,
+    /// How to extract the request's four slots for set_query_frame.
+    pub extraction_prompt: String,
+    /// Earlier successful sessions that match the request.
+    pub map_hints: Vec<MapHint>,
+    pub map_hint_threshold: f32,
+    pub learned_pairs_cleaned: LearnedPairsCleaned,
+    pub warnings: Vec<String>,
+    pub next_step: String,
+}
+
+/// Learned pairs dropped at session start.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub struct LearnedPairsCleaned {
+    /// Past their time to live.
+    pub expired: usize,
+    /// Whose symbol is no longer defined.
+    pub symbol_gone: usize,
+}
+
+/// `check_write_target`: whether the session may write `path`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct WriteDecision {
+    pub allowed: bool,
+    pub session_id: String,
+    pub path: String,
+    pub phase: Phase,
+    pub reason: String,
+    /// When refused: what to do next.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+    /// When refused: calls the session accepts now that lead to the write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery_options: Option<Vec<RecoveryOption>>,
+}
+
+/// A call that recovers from a refused write.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RecoveryOption {
+    /// The session tool to call.
+    pub tool: String,
+    /// Its arguments (placeholders in angle brackets).
+    pub args: Map<String, Value>,
+    /// What it does.
+    pub effect: String,
+}
+
+/// `add_explored_files`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AddExploredResult {
+    pub session_id: String,
+    pub phase: Phase,
+    pub added: Vec<AddedPath>,
+    pub refused: Vec<RefusedPath>,
+    /// The session's write set after the call.
+    pub explored_files: BTreeSet<String>,
+}
+
+/// A path added to the write set.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AddedPath {
+    pub path: String,
+    /// `file`, `directory` (new files may be created in it) or `new file`.
+    pub kind: String,
+}
+
+/// A path not added, and why.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RefusedPath {
+    pub path: String,
+    pub why: String,
+}
+
+/// `revert_to_exploration`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RevertResult {
+    pub session_id: String,
+    pub from_phase: Phase,
+    pub phase: Phase,
+    /// Whether results were kept (`keep_results`).
+    pub kept: bool,
+    pub explored_files: BTreeSet<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub understanding: Option<Understanding>,
+    pub note: String,
+    pub next_step: String,
+}
+
+/// `get_session_status`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SessionStatus {
+    pub session_id: String,
+    pub intent: Intent,
+    pub query: String,
+    pub phase: Phase,
+    pub risk_level: RiskLevel,
+    pub risk_reasons: Vec<String>,
+    pub closed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_frame: Option<QueryFrame>,
+    /// The evidence READY needs for this intent and risk.
+    pub requirements: Requirements,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub understanding: Option<Understanding>,
+    pub missing_requirements: Vec<Missing>,
+    pub hypotheses: Vec<Hypothesis>,
+    pub explored_files: BTreeSet<String>,
+    pub explored_dirs: BTreeSet<String>,
+    /// Tools used (not refused) since the last discarding revert.
+    pub tools_used: BTreeSet<String>,
+    pub tool_calls: usize,
+    pub refused_calls: usize,
+    pub allowed_tools: Vec<String>,
+    pub map_hints: Vec<MapHint>,
+    pub history: Vec<PhaseChange>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub next_step: String,
+}
+
+/// The JSON of a result (what the workflow's methods return).
+///
+/// # Panics
+/// Never: the result types serialize to JSON objects.
+#[must_use]
+pub fn to_json<T: Serialize>(result: &T) -> Value {
+    serde_json::to_value(result).expect("session results serialize")
+}
