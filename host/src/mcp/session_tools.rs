@@ -994,6 +994,7 @@ agreement (.code-intel/agreements/<id>.md), adds it to the map and learns the NL
         name = "get_improvement_insights",
         description = "Failure correlations over recent outcomes: by tool, risk level, phase and semantic-search use.",
         input_schema = schema::input::<InsightsArgs>(),
+        output_schema = schema::output::<results::ImprovementInsights>(),
         annotations(title = "Improvement insights", read_only_hint = true, open_world_hint = false)
     )]
     pub async fn get_improvement_insights(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {

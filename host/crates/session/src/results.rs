@@ -3,7 +3,7 @@
 //! generated JSON Schema of each as the tool's output schema, so the schema
 //! and the answer cannot drift apart.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -147,4 +147,48 @@ pub struct SessionStatus {
 #[must_use]
 pub fn to_json<T: Serialize>(result: &T) -> Value {
     serde_json::to_value(result).expect("session results serialize")
+}
+
+/// `get_improvement_insights`: failure correlations over recent outcomes
+/// (each session counted once, by its latest outcome).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ImprovementInsights {
+    pub outcomes_considered: usize,
+    pub total_sessions_with_outcomes: usize,
+    pub sessions_with_decisions: usize,
+    /// Per tool used, worst failure rate first.
+    pub tool_failure_correlation: Vec<ToolFailures>,
+    /// Per risk level (LOW, MEDIUM, HIGH).
+    pub risk_level_correlation: BTreeMap<String, FailureRate>,
+    /// `used` and `not_used`.
+    pub semantic_search_correlation: BTreeMap<String, FailureRate>,
+    /// Failed sessions per phase at outcome.
+    pub common_failure_points: BTreeMap<String, u32>,
+    /// Refused calls per tool in failed sessions.
+    pub refusals_in_failed_sessions: BTreeMap<String, u32>,
+}
+
+/// How often sessions of one kind failed.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub struct FailureRate {
+    pub sessions: u32,
+    pub failures: u32,
+    pub failure_rate: f64,
+}
+
+impl FailureRate {
+    /// From (sessions, failures).
+    #[must_use]
+    pub fn of((sessions, failures): (u32, u32)) -> Self {
+        let failure_rate = if sessions == 0 { 0.0 } else { f64::from(failures) / f64::from(sessions) };
+        Self { sessions, failures, failure_rate }
+    }
+}
+
+/// How often sessions that used one tool failed.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ToolFailures {
+    pub tool: String,
+    #[serde(flatten)]
+    pub rate: FailureRate,
 }

@@ -2,7 +2,7 @@
 //! `get_improvement_insights`.
 
 use super::*;
-use crate::results::{SessionStatus, to_json};
+use crate::results::{FailureRate, ImprovementInsights, SessionStatus, ToolFailures, to_json};
 
 impl Workflow {
 
@@ -147,22 +147,24 @@ impl Workflow {
                 }
             }
         }
-        let rate = |(n, f): (u32, u32)| json!({"sessions": n, "failures": f, "failure_rate": if n == 0 { 0.0 } else { f64::from(f) / f64::from(n) }});
         let mut tool_list: Vec<(String, (u32, u32))> = tools.into_iter().collect();
         tool_list.sort_by(|a, b| {
             let ra = f64::from(a.1.1) / f64::from(a.1.0.max(1));
             let rb = f64::from(b.1.1) / f64::from(b.1.0.max(1));
             rb.total_cmp(&ra).then(b.1.0.cmp(&a.1.0))
         });
-        Ok(json!({
-            "outcomes_considered": outcomes.len(),
-            "total_sessions_with_outcomes": by_session.len(),
-            "sessions_with_decisions": with_decisions,
-            "tool_failure_correlation": tool_list.into_iter().map(|(t, c)| { let mut v = rate(c); v["tool"] = json!(t); v }).collect::<Vec<_>>(),
-            "risk_level_correlation": risks.into_iter().map(|(r, c)| (r, rate(c))).collect::<serde_json::Map<_, _>>(),
-            "semantic_search_correlation": semantic.into_iter().map(|(u, c)| (if u { "used" } else { "not_used" }.to_string(), rate(c))).collect::<serde_json::Map<_, _>>(),
-            "common_failure_points": phases,
-            "refusals_in_failed_sessions": refusals,
+        Ok(to_json(&ImprovementInsights {
+            outcomes_considered: outcomes.len(),
+            total_sessions_with_outcomes: by_session.len(),
+            sessions_with_decisions: with_decisions,
+            tool_failure_correlation: tool_list.into_iter().map(|(tool, c)| ToolFailures { tool, rate: FailureRate::of(c) }).collect(),
+            risk_level_correlation: risks.into_iter().map(|(r, c)| (r, FailureRate::of(c))).collect(),
+            semantic_search_correlation: semantic
+                .into_iter()
+                .map(|(u, c)| (if u { "used" } else { "not_used" }.to_string(), FailureRate::of(c)))
+                .collect(),
+            common_failure_points: phases,
+            refusals_in_failed_sessions: refusals,
         }))
     }
 }
