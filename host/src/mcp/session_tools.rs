@@ -874,6 +874,7 @@ relevant_symbols + code_evidence.",
         description = "End SEMANTIC: submit hypotheses found with semantic_search and the reason semantic search was \
 needed (must fit what is missing). Moves to VERIFICATION.",
         input_schema = schema::input::<SubmitSemanticArgs>(),
+        output_schema = schema::output::<results::SubmitSemanticResult>(),
         annotations(title = "Submit semantic findings", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn submit_semantic(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {

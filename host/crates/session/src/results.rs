@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::model::{Hypothesis, Intent, MapHint, Phase, PhaseChange, QueryFrame, RiskLevel, Understanding};
+use crate::model::{Hypothesis, Intent, MapHint, Phase, PhaseChange, QueryFrame, RiskLevel, SemanticReason, Understanding};
 use crate::requirements::{Missing, Requirements};
 
 /// `start_session`.
@@ -191,4 +191,46 @@ pub struct ToolFailures {
     pub tool: String,
     #[serde(flatten)]
     pub rate: FailureRate,
+}
+
+/// `submit_semantic`: accepted (the session moves to VERIFICATION) or
+/// refused with the `error` and what to fix; the session stays in SEMANTIC.
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+pub struct SubmitSemanticResult {
+    pub accepted: bool,
+    /// When refused: `semantic_reason_mismatch` or `inconsistent_evidence`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// When refused for inconsistent evidence: each problem.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<String>>,
+    /// When the reason fits nothing: what is missing and the reasons that fit it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_requirements: Option<Vec<ReasonsForMissing>>,
+    /// When refused: the phase the session stays in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// When accepted: VERIFICATION.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_phase: Option<Phase>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic_reason: Option<SemanticReason>,
+    /// When accepted: the missing requirements the reason addresses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub addresses: Option<Vec<String>>,
+    /// When accepted: the hypotheses recorded, with their ids.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hypotheses: Option<Vec<Hypothesis>>,
+    pub next_step: String,
+}
+
+/// A missing requirement and the semantic reasons that fit it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ReasonsForMissing {
+    pub missing: String,
+    pub allowed_reasons: Vec<SemanticReason>,
 }

@@ -2,6 +2,7 @@
 //! VERIFICATION.
 
 use super::*;
+use crate::results::{ReasonsForMissing, SubmitSemanticResult, to_json};
 
 impl Workflow {
 
@@ -25,18 +26,19 @@ impl Workflow {
             }
             let fits: Vec<String> = s.missing_requirements.iter().filter(|m| m.semantic_reasons.contains(&reason)).map(|m| m.kind.clone()).collect();
             if fits.is_empty() {
-                let allowed: Vec<Value> = s
+                let allowed: Vec<ReasonsForMissing> = s
                     .missing_requirements
                     .iter()
-                    .map(|m| json!({"missing": m.kind, "allowed_reasons": m.semantic_reasons}))
+                    .map(|m| ReasonsForMissing { missing: m.kind.clone(), allowed_reasons: m.semantic_reasons.clone() })
                     .collect();
-                return Ok(json!({
-                    "accepted": false,
-                    "error": "semantic_reason_mismatch",
-                    "message": format!("semantic_reason {reason} does not fit anything that is missing"),
-                    "missing_requirements": allowed,
-                    "phase": s.phase,
-                    "next_step": "call submit_semantic again with a semantic_reason that fits one of the missing requirements",
+                return Ok(to_json(&SubmitSemanticResult {
+                    accepted: false,
+                    error: Some("semantic_reason_mismatch".into()),
+                    message: Some(format!("semantic_reason {reason} does not fit anything that is missing")),
+                    missing_requirements: Some(allowed),
+                    phase: Some(s.phase),
+                    next_step: "call submit_semantic again with a semantic_reason that fits one of the missing requirements".into(),
+                    ..SubmitSemanticResult::default()
                 }));
             }
             if hypotheses.is_empty() {
@@ -90,26 +92,28 @@ impl Workflow {
                 });
             }
             if !errors.is_empty() {
-                return Ok(json!({
-                    "accepted": false,
-                    "error": "inconsistent_evidence",
-                    "errors": errors,
-                    "phase": s.phase,
-                    "next_step": "fix the listed hypotheses and call submit_semantic again",
+                return Ok(to_json(&SubmitSemanticResult {
+                    accepted: false,
+                    error: Some("inconsistent_evidence".into()),
+                    errors: Some(errors),
+                    phase: Some(s.phase),
+                    next_step: "fix the listed hypotheses and call submit_semantic again".into(),
+                    ..SubmitSemanticResult::default()
                 }));
             }
             s.semantic_reason = Some(reason);
             s.hypotheses.extend(new.iter().cloned());
             let at = now();
             s.transition(Phase::Verification, &at, format!("{} hypothesis(es), reason {reason}", new.len()));
-            Ok(json!({
-                "accepted": true,
-                "session_id": s.id,
-                "next_phase": s.phase,
-                "semantic_reason": reason,
-                "addresses": fits,
-                "hypotheses": new,
-                "next_step": "verify each hypothesis with an exact tool (find_definitions / get_function_at_line, with session_id), then submit_verification(results: [{hypothesis, confirmed, evidence: {tool, file, line}}])",
+            Ok(to_json(&SubmitSemanticResult {
+                accepted: true,
+                session_id: Some(s.id.clone()),
+                next_phase: Some(s.phase),
+                semantic_reason: Some(reason),
+                addresses: Some(fits),
+                hypotheses: Some(new),
+                next_step: "verify each hypothesis with an exact tool (find_definitions / get_function_at_line, with session_id), then submit_verification(results: [{hypothesis, confirmed, evidence: {tool, file, line}}])".into(),
+                ..SubmitSemanticResult::default()
             }))
         })
     }
