@@ -114,11 +114,13 @@ pub fn run(args: &CheckWriteArgs) -> ExitCode {
 /// its hooks (`CLAUDE_PROJECT_DIR`; Gemini CLI also sets
 /// `GEMINI_PROJECT_DIR`), else found from the hook's input. The project
 /// directory, not the hook's `cwd`: a `cd` elsewhere must not move the gate.
+/// A client started in a subdirectory names that directory: the repository
+/// is the nearest one at or above it, as `serve` finds it.
 fn repo_from(args: &CheckWriteArgs) -> Option<PathBuf> {
     args.repo.clone().or_else(|| {
         ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]
             .iter()
-            .find_map(|k| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from))
+            .find_map(|k| std::env::var_os(k).filter(|v| !v.is_empty()).map(|d| config::find_repo_root(Path::new(&d))))
     })
 }
 
