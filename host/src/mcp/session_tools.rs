@@ -800,6 +800,7 @@ returns missing slots, the risk level, investigation guidance and a plan.",
         description = "Plan: which tools to run next, from the session's QueryFrame (missing slots -> tools). \
 Logged as a decision for later analysis.",
         input_schema = schema::input::<QueryArgs>(),
+        output_schema = schema::output::<results::QueryPlan>(),
         annotations(title = "Plan a query", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn query(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -984,6 +985,7 @@ agreement (.code-intel/agreements/<id>.md), adds it to the map and learns the NL
         name = "get_session_analysis",
         description = "A session's decision log, outcomes and failure point.",
         input_schema = schema::input::<SessionArgs>(),
+        output_schema = schema::output::<results::SessionAnalysis>(),
         annotations(title = "Session analysis", read_only_hint = true, open_world_hint = false)
     )]
     pub async fn get_session_analysis(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {

@@ -10,7 +10,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::model::{Hypothesis, Intent, MapHint, Phase, PhaseChange, QueryFrame, RiskLevel, SemanticReason, Understanding};
+use crate::frame::InvestigationGuidance;
 use crate::requirements::{Missing, Requirements};
+use crate::router::ExecutionPlan;
 
 /// `start_session`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -233,4 +235,113 @@ pub struct SubmitSemanticResult {
 pub struct ReasonsForMissing {
     pub missing: String,
     pub allowed_reasons: Vec<SemanticReason>,
+}
+
+/// `query`: which tools to run next.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct QueryPlan {
+    /// The session whose frame drove the plan (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub text: String,
+    pub plan: ExecutionPlan,
+    pub investigation_guidance: InvestigationGuidance,
+    /// With a session: the code tools its phase allows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_tools: Option<Vec<String>>,
+    /// The decision logged for later analysis.
+    pub decision_id: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `get_session_analysis`: a session's decision log, outcomes and where it
+/// failed.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SessionAnalysis {
+    pub session_id: String,
+    pub intent: Intent,
+    pub query: String,
+    pub phase: Phase,
+    /// The last plan logged (`query`, `set_query_frame`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<DecisionRecord>,
+    /// Plans logged.
+    pub decisions: usize,
+    pub outcomes: Vec<OutcomeRecord>,
+    pub agreements: Vec<AgreementRef>,
+    pub analysis: AnalysisSummary,
+}
+
+/// A logged plan.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DecisionRecord {
+    pub id: i64,
+    pub query: String,
+    pub intent: String,
+    pub missing_slots: Vec<String>,
+    pub risk_level: String,
+    pub tools_planned: Vec<String>,
+    pub timestamp: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// A recorded outcome.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct OutcomeRecord {
+    pub id: i64,
+    /// success, failure or partial.
+    pub outcome: String,
+    pub phase_at_outcome: String,
+    pub risk_level: String,
+    pub semantic_used: bool,
+    pub analysis: String,
+    pub tools_used: Vec<String>,
+    pub created_at: String,
+}
+
+/// An agreement a session wrote.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AgreementRef {
+    pub id: String,
+    /// Repository-relative path of its file.
+    pub path: String,
+    pub nl_term: String,
+}
+
+/// What the log says about the session.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AnalysisSummary {
+    pub had_decision: bool,
+    pub had_outcome: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_outcome: Option<String>,
+    pub tools_planned: Vec<String>,
+    pub tools_used: BTreeSet<String>,
+    pub planned_not_used: Vec<String>,
+    pub refused_calls: usize,
+    pub phase_history: Vec<PhaseChange>,
+    /// When the last outcome was not a success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_point: Option<FailurePoint>,
+}
+
+/// Where a session that did not succeed stood.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FailurePoint {
+    pub phase: String,
+    pub risk_level: String,
+    /// The last tool that ran (not refused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_tool: Option<String>,
+    /// The last refused call: tool, phase, why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_refusal: Option<Map<String, Value>>,
+    /// What READY still needed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<Map<String, Value>>>")]
+    pub missing_requirements: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected_hypotheses: Option<Vec<String>>,
 }

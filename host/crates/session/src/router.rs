@@ -49,6 +49,7 @@ pub struct PlanStep {
     pub purpose: String,
     /// Suggested arguments, from the slot's value when the request gave one.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub args: serde_json::Value,
 }
 

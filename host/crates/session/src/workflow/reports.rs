@@ -2,7 +2,10 @@
 //! `get_improvement_insights`.
 
 use super::*;
-use crate::results::{FailureRate, ImprovementInsights, SessionStatus, ToolFailures, to_json};
+use crate::results::{
+    AgreementRef, AnalysisSummary, DecisionRecord, FailurePoint, FailureRate, ImprovementInsights, OutcomeRecord, SessionAnalysis, SessionStatus,
+    ToolFailures, to_json,
+};
 
 impl Workflow {
 
@@ -55,48 +58,59 @@ impl Workflow {
         let decisions = db::decisions(&conn, &s.id)?;
         let outcomes = db::outcomes(&conn, &s.id)?;
         let calls = db::tool_calls(&conn, &s.id)?;
-        let decision = decisions.last().map(decision_json);
+        let decision = decisions.last().map(decision_record);
         let final_outcome = outcomes.last().map(|o| o.outcome.clone());
         let failure_point = outcomes.last().filter(|o| o.outcome != "success").map(|o| {
             let detail: Value = serde_json::from_str(&o.detail_json).unwrap_or(Value::Null);
-            json!({
-                "phase": o.phase_at_outcome,
-                "risk_level": o.risk_level,
-                "last_tool": calls.iter().rev().find(|c| c.refused.is_none()).map(|c| &c.tool),
-                "last_refusal": detail.get("last_refusal"),
-                "missing_requirements": detail.get("missing_requirements"),
-                "rejected_hypotheses": detail.get("rejected_hypotheses"),
-            })
+            FailurePoint {
+                phase: o.phase_at_outcome.clone(),
+                risk_level: o.risk_level.clone(),
+                last_tool: calls.iter().rev().find(|c| c.refused.is_none()).map(|c| c.tool.clone()),
+                last_refusal: detail.get("last_refusal").and_then(Value::as_object).cloned(),
+                missing_requirements: detail.get("missing_requirements").filter(|v| v.is_array()).cloned(),
+                rejected_hypotheses: detail.get("rejected_hypotheses").and_then(|v| serde_json::from_value(v.clone()).ok()),
+            }
         });
         let tools_planned: Vec<String> = decisions
             .last()
             .and_then(|d| serde_json::from_str(&d.tools_planned_json).ok())
             .unwrap_or_default();
-        let tools_used: BTreeSet<&str> = calls.iter().filter(|c| c.refused.is_none()).map(|c| c.tool.as_str()).collect();
-        Ok(json!({
-            "session_id": s.id,
-            "intent": s.intent,
-            "query": s.query,
-            "phase": s.phase,
-            "decision": decision,
-            "decisions": decisions.len(),
-            "outcomes": outcomes.iter().map(|o| json!({
-                "id": o.id, "outcome": o.outcome, "phase_at_outcome": o.phase_at_outcome,
-                "risk_level": o.risk_level, "semantic_used": o.semantic_used, "analysis": o.analysis,
-                "tools_used": serde_json::from_str::<Value>(&o.tools_used_json).unwrap_or(Value::Null),
-                "created_at": o.created_at,
-            })).collect::<Vec<_>>(),
-            "agreements": db::agreements_of_session(&conn, &s.id)?.iter().map(|a| json!({"id": a.id, "path": a.path, "nl_term": a.nl_term})).collect::<Vec<_>>(),
-            "analysis": {
-                "had_decision": !decisions.is_empty(),
-                "had_outcome": !outcomes.is_empty(),
-                "final_outcome": final_outcome,
-                "tools_planned": tools_planned,
-                "tools_used": tools_used,
-                "planned_not_used": tools_planned.iter().filter(|t| !tools_used.contains(t.as_str())).collect::<Vec<_>>(),
-                "refused_calls": calls.iter().filter(|c| c.refused.is_some()).count(),
-                "phase_history": s.history,
-                "failure_point": failure_point,
+        let tools_used: BTreeSet<String> = calls.iter().filter(|c| c.refused.is_none()).map(|c| c.tool.clone()).collect();
+        let agreements = db::agreements_of_session(&conn, &s.id)?
+            .iter()
+            .map(|a| AgreementRef { id: a.id.clone(), path: a.path.clone(), nl_term: a.nl_term.clone() })
+            .collect();
+        Ok(to_json(&SessionAnalysis {
+            session_id: s.id.clone(),
+            intent: s.intent,
+            query: s.query.clone(),
+            phase: s.phase,
+            decision,
+            decisions: decisions.len(),
+            outcomes: outcomes
+                .iter()
+                .map(|o| OutcomeRecord {
+                    id: o.id,
+                    outcome: o.outcome.clone(),
+                    phase_at_outcome: o.phase_at_outcome.clone(),
+                    risk_level: o.risk_level.clone(),
+                    semantic_used: o.semantic_used,
+                    analysis: o.analysis.clone(),
+                    tools_used: serde_json::from_str(&o.tools_used_json).unwrap_or_default(),
+                    created_at: o.created_at.clone(),
+                })
+                .collect(),
+            agreements,
+            analysis: AnalysisSummary {
+                had_decision: !decisions.is_empty(),
+                had_outcome: !outcomes.is_empty(),
+                final_outcome,
+                planned_not_used: tools_planned.iter().filter(|t| !tools_used.contains(t.as_str())).cloned().collect(),
+                tools_planned,
+                tools_used,
+                refused_calls: calls.iter().filter(|c| c.refused.is_some()).count(),
+                phase_history: s.history.clone(),
+                failure_point,
             },
         }))
     }
@@ -169,15 +183,15 @@ impl Workflow {
     }
 }
 
-fn decision_json(d: &db::DecisionRow) -> Value {
-    json!({
-        "id": d.id,
-        "query": d.query,
-        "intent": d.intent,
-        "missing_slots": serde_json::from_str::<Value>(&d.missing_slots_json).unwrap_or(Value::Null),
-        "risk_level": d.risk_level,
-        "tools_planned": serde_json::from_str::<Value>(&d.tools_planned_json).unwrap_or(Value::Null),
-        "timestamp": d.created_at,
-        "session_id": d.session_id,
-    })
+fn decision_record(d: &db::DecisionRow) -> DecisionRecord {
+    DecisionRecord {
+        id: d.id,
+        query: d.query.clone(),
+        intent: d.intent.clone(),
+        missing_slots: serde_json::from_str(&d.missing_slots_json).unwrap_or_default(),
+        risk_level: d.risk_level.clone(),
+        tools_planned: serde_json::from_str(&d.tools_planned_json).unwrap_or_default(),
+        timestamp: d.created_at.clone(),
+        session_id: d.session_id.clone(),
+    }
 }

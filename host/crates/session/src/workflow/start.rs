@@ -1,7 +1,7 @@
 //! Opening a session: `start_session`, `set_query_frame` and the `query` planner.
 
 use super::*;
-use crate::results::{LearnedPairsCleaned, StartSessionResult, to_json};
+use crate::results::{LearnedPairsCleaned, QueryPlan, StartSessionResult, to_json};
 
 impl Workflow {
 
@@ -263,13 +263,14 @@ impl Workflow {
             return self.with_session(id, |conn, s| {
                 let plan = router::plan(s.intent, s.phase, s.frame.as_ref());
                 let decision = Self::log_decision(conn, Some(&s.id), text, &plan)?;
-                Ok(json!({
-                    "session_id": s.id,
-                    "text": text,
-                    "plan": plan,
-                    "investigation_guidance": investigation_guidance(&plan.missing_slots),
-                    "allowed_tools": matrix::allowed_tools(s.phase),
-                    "decision_id": decision,
+                Ok(to_json(&QueryPlan {
+                    session_id: Some(s.id.clone()),
+                    text: text.to_string(),
+                    investigation_guidance: investigation_guidance(&plan.missing_slots),
+                    plan,
+                    allowed_tools: Some(matrix::allowed_tools(s.phase).into_iter().map(str::to_string).collect()),
+                    decision_id: decision,
+                    note: None,
                 }))
             });
         }
@@ -277,12 +278,17 @@ impl Workflow {
         let plan = router::plan(intent, Phase::Exploration, None);
         let store = self.lock();
         let decision = Self::log_decision(store.conn(), None, text, &plan)?;
-        Ok(json!({
-            "text": text,
-            "plan": plan,
-            "investigation_guidance": investigation_guidance(&plan.missing_slots),
-            "decision_id": decision,
-            "note": "No session: this plan treats every slot as missing. start_session + set_query_frame give a plan for the actual request and enforce the workflow.",
+        Ok(to_json(&QueryPlan {
+            session_id: None,
+            text: text.to_string(),
+            investigation_guidance: investigation_guidance(&plan.missing_slots),
+            plan,
+            allowed_tools: None,
+            decision_id: decision,
+            note: Some(
+                "No session: this plan treats every slot as missing. start_session + set_query_frame give a plan for the actual request and enforce the workflow."
+                    .into(),
+            ),
         }))
     }
 }
