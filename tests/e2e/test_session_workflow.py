@@ -79,6 +79,12 @@ async def test_precise_request_write_gate_and_recovery(code_intel_bin, mini_repo
         frame = await ok(client, "set_query_frame", {"session_id": sid, "slots": SLOTS})
         assert frame["success"] is True and frame["risk_level"] == "LOW", frame
         assert frame["missing_slots"] == []
+        # `query` with and without a session (the client checks both against the output schema).
+        planned = await ok(client, "query", {"session_id": sid, "text": "where is the user renamed"})
+        assert planned["session_id"] == sid and planned["decision_id"] > 0 and "allowed_tools" in planned, planned
+        unbound = await ok(client, "query", {"text": "where is the user renamed"})
+        assert "session_id" not in unbound and unbound["note"].startswith("No session"), unbound
+        assert tools["query"].output_schema is not None and tools["check_write_target"].output_schema is not None
 
         # Forest search is refused in EXPLORATION with phase, reason and next step.
         result, _, text = await call(client, "semantic_search", {"query": "rename user", "session_id": sid})
