@@ -49,12 +49,17 @@ pub fn snake_case(name: &str) -> String {
 /// assert_eq!(pluralize("order_item"), "order_items");
 /// assert_eq!(pluralize("address"), "addresses");
 /// assert_eq!(pluralize("day"), "days");
+/// assert_eq!(pluralize("tag_idé"), "tag_idés");
+/// assert_eq!(pluralize("journée"), "journées");
 /// ```
 #[must_use]
 pub fn pluralize(word: &str) -> String {
-    let vowel_before_y = word.len() >= 2 && word[..word.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
-    if word.ends_with('y') && !vowel_before_y {
-        format!("{}ies", &word[..word.len() - 1])
+    // `strip_suffix`, not `word[..len - 1]`: the last character may be
+    // several bytes (`tag_idé`, found by the fuzzer, panicked).
+    if let Some(stem) = word.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        format!("{stem}ies")
     } else if word.ends_with('s') || word.ends_with('x') || word.ends_with("ch") || word.ends_with("sh") {
         format!("{word}es")
     } else {

@@ -22,6 +22,14 @@ const MIN_PART_BYTES: usize = 256;
 /// bytes is more than any real signature line.
 pub const MAX_PART_LABEL_BYTES: usize = 200;
 
+/// Longest chunk id kept as written. A longer one (an id made from a
+/// selector or a name that runs for hundreds of kilobytes in a damaged file)
+/// keeps its first bytes and a hash of the whole: every part of a split
+/// chunk repeats its id (`ID#partN`, and as its parent), so an unbounded id
+/// made the output grow with the square of the file (a 400 KB CSS string
+/// took 52 MB of ids and the plugin past its memory limit).
+pub const MAX_ID_BYTES: usize = 256;
+
 /// Describes one chunk; [`ChunkSet::push`] turns it into a [`Chunk`].
 ///
 /// Only kind, name and span are required. The id defaults to
@@ -254,7 +262,7 @@ impl<'s> ChunkSet<'s> {
     /// property getter and setter, a function redefined under `if`) gets
     /// `#2`, `#3`, ... appended, in document order of pushing.
     pub fn push(&mut self, mut chunk: ChunkBuilder) -> String {
-        let base = chunk.id.take().unwrap_or_else(|| chunk.default_id());
+        let base = bounded_id(chunk.id.take().unwrap_or_else(|| chunk.default_id()));
         let id = match self.seen.get_mut(&base) {
             Some(count) => {
                 *count += 1;
@@ -286,6 +294,13 @@ impl<'s> ChunkSet<'s> {
     #[must_use]
     pub fn finish(self) -> Vec<Chunk> {
         let mut chunks = self.chunks;
+        // Parents named by an id the plugin made itself (not the one `push`
+        // returned) get the same bound as the ids.
+        for chunk in &mut chunks {
+            if let Some(parent) = chunk.parent.take() {
+                chunk.parent = Some(bounded_id(parent));
+            }
+        }
         chunks.sort_by_key(|c| (c.start_byte, std::cmp::Reverse(c.end_byte)));
         if chunks.iter().all(|c| c.content.len() <= self.max_bytes) {
             return chunks; // The common case; no line index to build.
@@ -390,6 +405,20 @@ pub fn fit_window(chunk: Chunk, source: &str, lines: &LineIndex, max_bytes: usiz
     out
 }
 
+/// `id` if it has at most [`MAX_ID_BYTES`], else its first bytes (cut at a
+/// character boundary), `~` and a 64-bit FNV-1a hash of the whole id.
+fn bounded_id(id: String) -> String {
+    if id.len() <= MAX_ID_BYTES {
+        return id;
+    }
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let mut end = MAX_ID_BYTES - 17;
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}~{hash:016x}", &id[..end])
+}
+
 /// `text` cut to at most [`MAX_PART_LABEL_BYTES`], at a character boundary.
 fn label(text: &str) -> &str {
     let mut end = text.len().min(MAX_PART_LABEL_BYTES);
@@ -443,6 +472,28 @@ mod tests {
             let owned = entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
             assert_eq!(metadata_json(owned), serde_json::to_string(&Value::Object(map)).unwrap());
         }
+    }
+
+    /// An id longer than [`MAX_ID_BYTES`] is cut with a hash of the whole, the
+    /// same for a parent named by the long id, and split parts repeat only
+    /// the bounded one: the output grows with the file, not its square.
+    #[test]
+    fn long_ids_are_bounded_and_parents_follow() {
+        let selector = format!("\"{}é\"", "a".repeat(300_000));
+        let source = format!("{selector} {{\n{}}}\n", "  color: red;\n".repeat(20_000));
+        let lines = LineIndex::new(&source);
+        let mut set = ChunkSet::new(&source);
+        let end = u32::try_from(source.len()).unwrap();
+        let rule = set.push(ChunkBuilder::new("rule", selector.clone()).id(format!("rule:{selector}")).span(lines.span(0, end)).content(source.clone()));
+        assert!(rule.len() <= MAX_ID_BYTES, "{}", rule.len());
+        let other = set.push(ChunkBuilder::new("rule", "b").id(format!("rule:{selector}x")).span(lines.span(0, end)).content("b"));
+        assert_ne!(rule, other, "different long ids stay different");
+        set.push(ChunkBuilder::new("decl", "color").parent(Some(format!("rule:{selector}"))).span(lines.span(0, 10)).content("x"));
+        let chunks = set.finish();
+        assert!(chunks.len() > 100);
+        // `#partN` may follow a bounded id.
+        assert!(chunks.iter().all(|c| c.id.len() <= MAX_ID_BYTES + 16 && c.parent.as_ref().is_none_or(|p| p.len() <= MAX_ID_BYTES)));
+        assert!(chunks.iter().filter_map(|c| c.parent.as_ref()).all(|p| chunks.iter().any(|c| &c.id == p)));
     }
 
     #[test]

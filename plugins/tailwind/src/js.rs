@@ -67,9 +67,18 @@ impl<'s> Reader<'s> {
         Self { src, b: src.as_bytes() }
     }
 
-    /// Skips whitespace and comments from `i`.
+    /// Index of the character after the one at `i`: a value that is only
+    /// Unicode whitespace (U+2028, which `trim` removes) ends where it starts,
+    /// and stepping one byte past it landed inside the character.
+    fn next_char(&self, i: usize) -> usize {
+        i + self.src.get(i..).and_then(|rest| rest.chars().next()).map_or(1, char::len_utf8)
+    }
+
+    /// Skips whitespace and comments from `i` (rounded up to a character
+    /// boundary, so no caller can slice inside a character).
     #[must_use]
-    pub fn skip(&self, mut i: usize) -> usize {
+    pub fn skip(&self, i: usize) -> usize {
+        let mut i = self.src.ceil_char_boundary(i);
         loop {
             while i < self.b.len() && self.b[i].is_ascii_whitespace() {
                 i += 1;
@@ -121,6 +130,7 @@ impl<'s> Reader<'s> {
 
     /// End of an expression: the next top-level `,`, `}`, `]` or `)` (not consumed).
     fn expression_end(&self, i: usize) -> usize {
+        let i = self.src.ceil_char_boundary(i);
         let mut depth = 0i32;
         let mut j = i;
         while j < self.b.len() {
@@ -164,7 +174,7 @@ impl<'s> Reader<'s> {
                 Some(b',') => i += 1,
                 _ => {
                     let item = self.value(i);
-                    i = item.end.max(i + 1);
+                    i = item.end.max(self.next_char(i));
                     items.push(item);
                 }
             }
@@ -204,7 +214,7 @@ impl<'s> Reader<'s> {
                 let end = end.max(after_key);
                 let text = self.src[member_start..end].trim().to_string();
                 members.push(Member { key, start: member_start, value: Node { value: Value::Expr(text), start: member_start, end } });
-                i = end.max(member_start + 1);
+                i = end.max(self.next_char(member_start));
             }
         }
     }
@@ -256,6 +266,17 @@ mod tests {
         assert_eq!(plugins.text(), "require('@tailwindcss/forms'), typography({ x: 1 })");
         assert_eq!(root.get("forms").unwrap().value.text(), "forms");
         assert_eq!(root.end, src.len());
+    }
+
+    /// Found by the fuzzer: an array item or shorthand member that is only
+    /// Unicode whitespace (U+2028 after a name) ended where it started, and
+    /// the reader stepped one byte into it.
+    #[test]
+    fn unicode_whitespace_between_items_is_stepped_over_whole() {
+        for src in ["{ plugins: [forms\u{3a9}\u{2028}, typography] }", "{ a: [\u{2028}, b] }", "{ forms\u{2028}, x: 1 }", "[\u{2028}\u{2028}]"] {
+            let root = Reader::new(src).value(0);
+            assert_eq!(root.end, src.len(), "{src:?}");
+        }
     }
 
     /// Non-ASCII text anywhere (and U+FFFD, which stands for invalid UTF-8 in

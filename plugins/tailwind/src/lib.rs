@@ -407,7 +407,10 @@ pub fn chunk_css(path: &str, src: &str) -> ChunkOutcome {
     );
     for (n, &(start, open, end)) in themes.iter().enumerate() {
         let mut groups: BTreeMap<&str, Map<String, Value>> = BTreeMap::new();
-        for declaration in stripped[open + 1..end.saturating_sub(1)].split(';') {
+        // An unclosed `@theme {` runs to the end of the file, which need not
+        // end in `}` (nor in a one-byte character).
+        let inner_end = if stripped[..end].ends_with('}') { end - 1 } else { end };
+        for declaration in stripped[open + 1..inner_end.max(open + 1)].split(';') {
             let Some((name, value)) = declaration.split_once(':') else { continue };
             let name = name.trim();
             let value = value.trim();
@@ -503,6 +506,17 @@ mod tests {
             "@config \"./tailwind.config.js\";\n",
         ] {
             assert!(!declined(configuring), "{configuring}");
+        }
+    }
+
+    /// Found by the fuzzer: an unclosed `@theme {` whose file ends in a
+    /// multi-byte character panicked slicing off a `}` that was not there.
+    #[test]
+    fn an_unclosed_theme_ending_in_a_multibyte_character_is_chunked() {
+        let src = "@import \"tailwindcss\";\n@theme {\n  --color-brand: #123;\n\u{20ac}";
+        match chunk_css("app.css", src) {
+            ChunkOutcome::Chunks(chunks) => assert!(!chunks.is_empty()),
+            other => panic!("{other:?}"),
         }
     }
 }

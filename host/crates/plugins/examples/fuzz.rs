@@ -131,6 +131,10 @@ fn main() -> std::process::ExitCode {
             for _ in 0..o.threads {
                 scope.spawn(|| {
                     let mut local = Findings::new(o.findings.clone());
+                    // What this thread is doing, for a crash that takes the
+                    // process down (a stack overflow aborts without unwinding).
+                    let _ = std::fs::create_dir_all(&o.findings);
+                    let doing = o.findings.join(format!("running-{:?}.txt", std::thread::current().id()).replace(['(', ')'], ""));
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let (case, name) = if replaying {
@@ -143,6 +147,10 @@ fn main() -> std::process::ExitCode {
                             }
                             (case, &names[(i % names.len() as u64) as usize])
                         };
+                        let _ = std::fs::write(&doing, format!("--seed {} --plugin {name} --case {case}\n", o.seed));
+                        if case > 0 && case % 1000 == 0 && name == &names[0] {
+                            eprintln!("fuzz: case {case} of every plugin, {:.0?}", started.elapsed());
+                        }
                         let mut s = stats[name].lock().unwrap().clone();
                         let before = s.clone();
                         fuzzing::plugin_case(&host, name, &seeds[name], o.seed, case, &mut s, &mut local);

@@ -290,47 +290,76 @@ pub fn parse_until(language: &str, source: Arc<str>, deadline: Instant) -> Resul
             source.len()
         )));
     }
-    let tree = PARSERS.with(|parsers| {
-        let mut parsers = parsers.borrow_mut();
-        let parser = match parsers.entry(name) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                let mut parser = Parser::new();
-                parser
-                    .set_language(&grammar)
-                    .map_err(|e| SyntaxError::ParseFailed(format!("grammar `{name}` is unusable: {e}")))?;
-                e.insert(parser)
-            }
-        };
-        let bytes = source.as_bytes();
-        let mut timed_out = false;
-        let mut progress = |_: &tree_sitter::ParseState| {
-            if Instant::now() >= deadline {
-                timed_out = true;
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        };
-        let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
-        let tree = parser.parse_with_options(
-            &mut |offset, _| if offset < bytes.len() { &bytes[offset..] } else { &[][..] },
-            None,
-            Some(options),
-        );
-        if tree.is_none() {
-            // An abandoned parse would otherwise resume on the next call.
-            parser.reset();
-            let why = if timed_out { "took longer than its time limit" } else { "was abandoned by tree-sitter" };
-            return Err(SyntaxError::ParseFailed(format!(
-                "parsing {} bytes of {name} {why}",
-                source.len()
-            )));
-        }
-        Ok(tree)
-    })?;
+    let tree = if source.len() < OWN_STACK_FROM_BYTES {
+        PARSERS.with(|parsers| {
+            let mut parsers = parsers.borrow_mut();
+            let parser = match parsers.entry(name) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(new_parser(name, &grammar)?),
+            };
+            run_parse(parser, name, &source, deadline)
+        })?
+    } else {
+        // Tree-sitter releases its parse stack recursively, one frame per
+        // level of nesting: a long source can nest deeper than the 2 MiB
+        // stack of a worker thread holds (176,000 `/*` in a Python file
+        // aborted the process). A thread of its own, with a stack sized to
+        // the source; only the pages it touches are used.
+        let stack = source.len().saturating_mul(PARSE_STACK_PER_BYTE).clamp(8 << 20, 1 << 30);
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("code-intel-parse".into())
+                .stack_size(stack)
+                .spawn_scoped(scope, || run_parse(&mut new_parser(name, &grammar)?, name, &source, deadline))
+                .map_err(|e| SyntaxError::ParseFailed(format!("could not start a thread to parse {} bytes: {e}", source.len())))?
+                .join()
+                .map_err(|_| SyntaxError::ParseFailed(format!("parsing {} bytes of {name} panicked", source.len())))?
+        })?
+    };
     let tree = tree.ok_or_else(|| SyntaxError::ParseFailed("tree-sitter returned no tree".into()))?;
     Ok(SyntaxTree { language: name, source, tree })
+}
+
+/// Sources from this size on are parsed on a thread of their own (see
+/// [`parse_until`]); smaller ones cannot nest deep enough to matter, and
+/// parse on the caller's thread with its cached parser.
+const OWN_STACK_FROM_BYTES: usize = 16 * 1024;
+
+/// Stack per byte of source for that thread: tree-sitter's recursion
+/// takes well under this per level, and a level takes at least one byte.
+const PARSE_STACK_PER_BYTE: usize = 256;
+
+fn new_parser(name: &str, grammar: &tree_sitter::Language) -> Result<Parser, SyntaxError> {
+    let mut parser = Parser::new();
+    parser.set_language(grammar).map_err(|e| SyntaxError::ParseFailed(format!("grammar `{name}` is unusable: {e}")))?;
+    Ok(parser)
+}
+
+/// One parse with `parser`, abandoned at `deadline`.
+fn run_parse(parser: &mut Parser, name: &str, source: &str, deadline: Instant) -> Result<Option<tree_sitter::Tree>, SyntaxError> {
+    let bytes = source.as_bytes();
+    let mut timed_out = false;
+    let mut progress = |_: &tree_sitter::ParseState| {
+        if Instant::now() >= deadline {
+            timed_out = true;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
+    let tree = parser.parse_with_options(
+        &mut |offset, _| if offset < bytes.len() { &bytes[offset..] } else { &[][..] },
+        None,
+        Some(options),
+    );
+    if tree.is_none() {
+        // An abandoned parse would otherwise resume on the next call.
+        parser.reset();
+        let why = if timed_out { "took longer than its time limit" } else { "was abandoned by tree-sitter" };
+        return Err(SyntaxError::ParseFailed(format!("parsing {} bytes of {name} {why}", source.len())));
+    }
+    Ok(tree)
 }
 
 fn language_checked(language: &str) -> Result<(&'static str, Language), SyntaxError> {
@@ -900,6 +929,34 @@ mod tests {
     fn oversized_source_is_refused() {
         let big = "a".repeat(MAX_SOURCE_BYTES + 1);
         assert!(matches!(parse("python", &big), Err(SyntaxError::ParseFailed(_))));
+    }
+
+    /// Found by the fuzzer: tree-sitter releases its parse stack
+    /// recursively, so deeply nested broken code overflowed the 2 MiB stack
+    /// of an indexing thread and aborted the process. Parsed on a thread
+    /// with the default stack, as the indexer's workers are.
+    #[test]
+    fn deep_nesting_parses_on_a_thread_with_the_default_stack() {
+        let shapes: Vec<(&str, String)> = vec![
+            // The fuzzer's input: a line of 176,000 `/*` in a Python file.
+            ("python", format!("import sys\nif {}\n", "/*".repeat(176_000))),
+            ("python", "def f():\n".repeat(40_000)),
+            ("python", format!("x = {}", "(".repeat(300_000))),
+            ("python", format!("x = {}", "[{".repeat(150_000))),
+            ("php", format!("<?php\n{}", "if (1) {".repeat(60_000))),
+            ("javascript", "function f() {".repeat(60_000)),
+        ];
+        std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                for (language, source) in shapes {
+                    let tree = parse_until(language, Arc::from(source.as_str()), Instant::now() + Duration::from_secs(60));
+                    assert!(tree.is_ok(), "{language}: {:?}", tree.err());
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]
