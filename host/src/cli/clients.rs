@@ -322,21 +322,27 @@ pub fn merge_hook(doc: &mut Value, event: &str, matcher: &str, hook: Value) -> R
 // ---------------------------------------------------------------------------
 // VS Code, Cursor
 
-fn install_vscode(root: &Path, machine: &Machine) -> anyhow::Result<String> {
-    let mut out = String::new();
-    let path = root.join(".vscode").join("mcp.json");
-    let mut doc = read_json(&path, "vscode")?;
+/// Writes the server entry of an editor's project MCP file (`servers` for
+/// VS Code, `mcpServers` for Cursor), started in `${workspaceFolder}`.
+fn install_workspace_server(path: &Path, client: &str, key: &str, machine: &Machine, out: &mut String) -> anyhow::Result<()> {
+    let mut doc = read_json(path, client)?;
     let mut entry = json!({
         "type": "stdio",
-        "command": machine.project_command(&mut out, &path),
+        "command": machine.project_command(out, path),
         "args": ["serve", "--repo", "${workspaceFolder}"],
     });
-    if let Some(env) = machine.model_env(&mut out, &path, true) {
+    if let Some(env) = machine.model_env(out, path, true) {
         entry["env"] = env;
     }
-    put_server(&mut doc, "servers", entry, &path)?;
-    let changed = write_json(&path, &doc)?;
-    report(&mut out, &path, changed, "the code-intel MCP server");
+    put_server(&mut doc, key, entry, path)?;
+    let changed = write_json(path, &doc)?;
+    report(out, path, changed, "the code-intel MCP server");
+    Ok(())
+}
+
+fn install_vscode(root: &Path, machine: &Machine) -> anyhow::Result<String> {
+    let mut out = String::new();
+    install_workspace_server(&root.join(".vscode").join("mcp.json"), "vscode", "servers", machine, &mut out)?;
     out.push_str("  note: VS Code has no hook that can refuse an edit; the write gate does not apply there (docs/clients.md)\n");
     Ok(out)
 }
@@ -352,19 +358,7 @@ fn gate_command(client: &str) -> String {
 
 fn install_cursor(root: &Path, machine: &Machine) -> anyhow::Result<String> {
     let mut out = String::new();
-    let path = root.join(".cursor").join("mcp.json");
-    let mut doc = read_json(&path, "cursor")?;
-    let mut entry = json!({
-        "type": "stdio",
-        "command": machine.project_command(&mut out, &path),
-        "args": ["serve", "--repo", "${workspaceFolder}"],
-    });
-    if let Some(env) = machine.model_env(&mut out, &path, true) {
-        entry["env"] = env;
-    }
-    put_server(&mut doc, "mcpServers", entry, &path)?;
-    let changed = write_json(&path, &doc)?;
-    report(&mut out, &path, changed, "the code-intel MCP server");
+    install_workspace_server(&root.join(".cursor").join("mcp.json"), "cursor", "mcpServers", machine, &mut out)?;
 
     let hooks_path = root.join(".cursor").join("hooks.json");
     let mut hooks = read_json(&hooks_path, "cursor")?;
