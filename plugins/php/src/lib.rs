@@ -1332,8 +1332,9 @@ fn chunk_file(tree: &Tree, path: &str, source: &str) -> Result<ChunkOutcome, Plu
 /// line where the last error ends, where parsing gave up (the start of a
 /// cut file's error is often its first line), which the host records
 /// before it indexes the file as lines;
-/// without one (only comments, `declare` or inline HTML: nothing this
-/// plugin chunks), a decline, which leaves it to the line fallback.
+/// without one (only comments, `namespace` and `use` lines, `declare` or
+/// inline HTML: nothing this plugin chunks), a decline, which leaves it to
+/// the line fallback.
 fn nothing_read(has_errors: bool, errors: &[Span]) -> Result<ChunkOutcome, PluginError> {
     const MESSAGE: &str =
         "a syntax error left no declaration or top-level code to read (cut mid-edit?); indexed as lines until it parses";
@@ -1343,7 +1344,11 @@ fn nothing_read(has_errors: bool, errors: &[Span]) -> Result<ChunkOutcome, Plugi
     if has_errors {
         return Err(PluginError::new(MESSAGE));
     }
-    Ok(ChunkOutcome::Decline("no declaration or top-level code, only comments or inline HTML: left to the line fallback".into()))
+    // A file cut after its header (`namespace`, `use`) lands here too: the
+    // reason names what such a file holds.
+    Ok(ChunkOutcome::Decline(
+        "no declaration or top-level code, only comments, namespace and use lines, declare or inline HTML: left to the line fallback".into(),
+    ))
 }
 
 /// Constructor parameters whose types are classes: `{type, variable, promoted}`.

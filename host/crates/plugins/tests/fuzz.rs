@@ -59,3 +59,18 @@ fn mutated_json_rpc_through_serve() {
     assert!(stats.errors > lines / 4, "most mutated lines are malformed: {stats:?}");
     assert_eq!(findings.count, 0, "seed {seed}: {:?}; inputs in {}", findings.by_kind, findings.dir().display());
 }
+
+/// A PHP file cut after its header (what truncation at a line end leaves):
+/// no chunk of its own, but never silent: the php plugin declines, saying
+/// what the file holds, and the file gets line chunks.
+#[test]
+fn a_php_file_cut_after_its_header_is_declined_and_gets_line_chunks() {
+    use code_intel_core::Chunker;
+    let host = fuzzing::bundled_host();
+    let file = host.chunk_file("app/Contracts/PaymentGateway.php", "<?php\n\nnamespace App\\Contracts;\n\nuse App\\Models\\Order;\n\n/**\n * Charges money.\n */\n");
+    assert_eq!(file.chunker, code_intel_core::chunk::FALLBACK_CHUNKER, "{file:?}");
+    assert!(!file.chunks.is_empty());
+    let (plugin, reason) = &file.declined[0];
+    assert_eq!(plugin, "php");
+    assert!(reason.contains("namespace and use lines"), "{reason}");
+}
