@@ -351,53 +351,37 @@ pub fn english_terms(query: &str) -> Vec<&'static str> {
 /// How many vocabulary entries `query` mentions (distinct Japanese terms).
 #[must_use]
 pub fn matched_terms(query: &str) -> usize {
-    let mut seen: Vec<&[&str]> = Vec::new();
-    for (_, en) in matches(query) {
-        if !seen.contains(&en) {
-            seen.push(en);
-        }
-    }
-    seen.len()
+    distinct_entries(query, |_| true)
 }
 
 /// How many vocabulary entries `query` mentions that are not also everyday
 /// words ([`EVERYDAY`]).
 #[must_use]
 pub fn software_terms(query: &str) -> usize {
+    distinct_entries(query, |ja| !EVERYDAY.contains(&ja))
+}
+
+/// Distinct entries (by their English words) among the matches whose
+/// Japanese key `keep` accepts.
+fn distinct_entries(query: &str, keep: impl Fn(&str) -> bool) -> usize {
     let mut seen: Vec<&[&str]> = Vec::new();
-    for (ja, en) in matches_with_keys(query) {
-        if !EVERYDAY.contains(&ja) && !seen.contains(&en) {
+    for (ja, en) in matches(query) {
+        if keep(ja) && !seen.contains(&en) {
             seen.push(en);
         }
     }
     seen.len()
 }
 
-/// (byte position, English words) of every vocabulary match in `query`,
-/// longest keys first, in order of position.
-fn matches(query: &str) -> Vec<(usize, &'static [&'static str])> {
-    let mut keyed = matches_at(query);
-    keyed.sort_by_key(|(at, _, _)| *at);
-    keyed.into_iter().map(|(at, _, en)| (at, en)).collect()
-}
-
 /// (Japanese key, English words) of every vocabulary match in `query`, in
-/// order of position.
-fn matches_with_keys(query: &str) -> Vec<(&'static str, &'static [&'static str])> {
-    let mut keyed = matches_at(query);
-    keyed.sort_by_key(|(at, _, _)| *at);
-    keyed.into_iter().map(|(_, ja, en)| (ja, en)).collect()
-}
-
-/// (byte position, key, English words) of every vocabulary match, longest
-/// keys first, unordered.
-fn matches_at(query: &str) -> Vec<(usize, &'static str, &'static [&'static str])> {
+/// order of position; longer keys are matched first and the text they cover
+/// is not matched again by a shorter key.
+fn matches(query: &str) -> Vec<(&'static str, &'static [&'static str])> {
     if query.is_ascii() {
         return Vec::new();
     }
     let mut keys: Vec<&(&str, &[&str])> = TERMS.iter().collect();
     keys.sort_by_key(|(ja, _)| std::cmp::Reverse(ja.len()));
-    // Matches inside text an earlier (longer) key covered are ignored.
     let mut covered = vec![false; query.len()];
     let mut found = Vec::new();
     for (ja, en) in keys {
@@ -409,7 +393,8 @@ fn matches_at(query: &str) -> Vec<(usize, &'static str, &'static [&'static str])
             found.push((at, *ja, *en));
         }
     }
-    found
+    found.sort_by_key(|(at, _, _)| *at);
+    found.into_iter().map(|(_, ja, en)| (ja, en)).collect()
 }
 
 #[cfg(test)]

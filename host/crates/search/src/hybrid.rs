@@ -506,10 +506,7 @@ fn add_quoted(store: &Store, query: &str, filters: &Filters, limit: usize, hits:
     for phrase in crate::quoted::phrases(query) {
         let Some(expression) = crate::quoted::expression(phrase) else { continue };
         let q = LexicalQuery { text: phrase, path_glob: filters.path_glob.as_deref(), kinds: filters.kinds.clone(), limit };
-        let found = crate::lexical::expression_hits(store, &expression, &q).map_err(|e| match e {
-            crate::lexical::LexicalError::Store(e) => SearchError::Store(e),
-            other => SearchError::BadFilter(other.to_string()),
-        })?;
+        let found = crate::lexical::expression_hits(store, &expression, &q).map_err(lexical_error)?;
         for h in found {
             let score = h.score;
             match hits.iter_mut().find(|hit| hit.rowid == h.chunk_rowid) {
@@ -546,10 +543,15 @@ fn lexical_hits(store: &Store, query: &str, filters: &Filters, limit: usize) -> 
         kinds: filters.kinds.clone(),
         limit,
     };
-    crate::lexical::search(store, &q).map_err(|e| match e {
+    crate::lexical::search(store, &q).map_err(lexical_error)
+}
+
+/// A lexical failure as a search error: the store's own, or a bad filter.
+fn lexical_error(e: crate::lexical::LexicalError) -> SearchError {
+    match e {
         crate::lexical::LexicalError::Store(e) => SearchError::Store(e),
         other => SearchError::BadFilter(other.to_string()),
-    })
+    }
 }
 
 /// Lexical-mode hits: scores relative to the best. Hits containing every
