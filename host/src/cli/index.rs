@@ -131,7 +131,7 @@ fn index(args: &IndexArgs) -> Result<String, String> {
     }
 
     // The model loads on a background thread while the files are synced.
-    let resolve_options = ResolveOptions::new(Some(&config.embedding_model), Some(&root));
+    let resolve_options = ResolveOptions::new(Some(&config.embedding_model), Some(&root)).with_endpoint(config.embedding_endpoint.as_deref());
     let model = (!args.no_embed).then(|| ModelHandle::spawn(resolve_options.clone(), EncoderOptions::default()));
 
     let bar = ProgressBar::new_spinner();

@@ -70,7 +70,10 @@ fn search(args: &SearchArgs) -> Result<String, String> {
     let model = if args.mode == Some(Mode::Lexical) {
         ModelHandle::unavailable("not loaded (--mode lexical)")
     } else {
-        ModelHandle::load_blocking(&ResolveOptions::new(Some(&config.embedding_model), Some(&root)), &EncoderOptions::default())
+        ModelHandle::load_blocking(
+            &ResolveOptions::new(Some(&config.embedding_model), Some(&root)).with_endpoint(config.embedding_endpoint.as_deref()),
+            &EncoderOptions::default(),
+        )
     };
     let vectors = VectorSearch::new(model, Some(vectors_dir(&config::state_dir(&root))));
     let status = vectors.status(&store, Duration::ZERO).map_err(|e| e.to_string())?;

@@ -109,7 +109,10 @@ pub fn status_json(root: &Path) -> Result<Value, String> {
 /// fingerprint of its files) is what the vectors are stored under.
 fn embedding_json(root: &Path, store: &Store) -> Result<Value, String> {
     let (config, _) = Config::load(root).map_err(|e| e.to_string())?;
-    let model = ModelHandle::load_blocking(&ResolveOptions::new(Some(&config.embedding_model), Some(root)), &EncoderOptions::default());
+    let model = ModelHandle::load_blocking(
+        &ResolveOptions::new(Some(&config.embedding_model), Some(root)).with_endpoint(config.embedding_endpoint.as_deref()),
+        &EncoderOptions::default(),
+    );
     let vectors = VectorSearch::new(model.clone(), None);
     let status = vectors.status(store, std::time::Duration::ZERO).map_err(|e| e.to_string())?;
     let ModelState::Ready(encoder) = model.state() else {

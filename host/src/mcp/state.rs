@@ -256,7 +256,8 @@ impl ServerState {
     pub fn vectors(&self) -> Arc<VectorSearch> {
         self.vectors
             .get_or_init(|| {
-                let resolve = ResolveOptions::new(Some(&self.config.embedding_model), Some(self.root.path()));
+                let resolve = ResolveOptions::new(Some(&self.config.embedding_model), Some(self.root.path()))
+                    .with_endpoint(self.config.embedding_endpoint.as_deref());
                 let model = ModelHandle::spawn(resolve, EncoderOptions::default());
                 Arc::new(VectorSearch::new(model, Some(vectors_dir(&config::state_dir(self.root.path())))))
             })

@@ -25,6 +25,8 @@
 //! | `max_file_bytes` | 1048576 (1 MiB) | larger files are skipped and reported |
 //! | `skip_generated` | `true` | skip lock files, images and fonts, published vendor assets, snapshots, and minified, compiled or generated files (each reported in `skipped` with its reason) |
 //! | `learned_pair_ttl_days` | 30 | learned NL -> symbol pairs expire after this many days |
+//! | `embedding_endpoint` | none | base URL of an OpenAI-compatible `/v1/embeddings` server (TEI, vLLM, Ollama, infinity) that embeds instead of the local model; `embedding_model` then names the server's model (env `CODE_INTEL_EMBEDDING_ENDPOINT` overrides) |
+//! | `shared_store` | none | PostgreSQL URL of a shared store (pgvector) that chunk lists and vectors are taken from and published to; without a password in it, `PGPASSWORD` or a pgpass file supplies one (env `CODE_INTEL_SHARED_STORE` overrides) |
 //!
 //! Unknown keys are not an error: they are returned as [`ConfigWarning`]s (and
 //! logged) so a typo never goes unnoticed. A known key with an invalid value
@@ -145,6 +147,12 @@ pub struct Config {
     /// `hygiene` module for the rules).
     pub skip_generated: bool,
     pub learned_pair_ttl_days: u32,
+    /// An OpenAI-compatible embeddings server to use instead of the local model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding_endpoint: Option<String>,
+    /// The shared store's PostgreSQL URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_store: Option<String>,
 }
 
 impl Default for Config {
@@ -162,6 +170,8 @@ impl Default for Config {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             skip_generated: true,
             learned_pair_ttl_days: DEFAULT_LEARNED_PAIR_TTL_DAYS,
+            embedding_endpoint: None,
+            shared_store: None,
         }
     }
 }
@@ -207,6 +217,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "max_file_bytes",
     "skip_generated",
     "learned_pair_ttl_days",
+    "embedding_endpoint",
+    "shared_store",
 ];
 
 impl Config {
@@ -305,6 +317,22 @@ impl Config {
             "max_file_bytes" => self.max_file_bytes = positive(value, "a positive number of bytes")?,
             "skip_generated" => self.skip_generated = typed(value, "true or false")?,
             "learned_pair_ttl_days" => self.learned_pair_ttl_days = positive(value, "a positive number of days")?,
+            "embedding_endpoint" => {
+                let url: Option<String> = typed(value, "the base URL of an OpenAI-compatible embeddings server, e.g. \"http://localhost:8080/v1\", or null")?;
+                let url = url.map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
+                if let Some(u) = &url
+                    && !(u.starts_with("http://") || u.starts_with("https://"))
+                {
+                    return Err("must be an http:// or https:// URL, e.g. \"http://localhost:8080/v1\"".into());
+                }
+                self.embedding_endpoint = url;
+            }
+            "shared_store" => {
+                // The value may hold a password: never echo it in a message.
+                let url: Option<String> = serde_json::from_value(value)
+                    .map_err(|_| "expected a PostgreSQL URL (postgres://user@host:5432/db) or null".to_string())?;
+                self.shared_store = url.map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
+            }
             _ => {
                 let message = match RETIRED_KEYS.iter().find(|(k, _)| *k == key) {
                     Some((_, why)) => format!("ignored: {why}"),
@@ -475,5 +503,20 @@ mod tests {
         assert_eq!(find_repo_root(&root.join("a/b")), root);
         std::fs::create_dir_all(root.join("a/.code-intel")).unwrap();
         assert_eq!(find_repo_root(&root.join("a/b")), root.join("a"));
+    }
+
+    #[test]
+    fn endpoint_and_shared_store_keys() {
+        let (config, warnings) =
+            Config::from_json_str(r#"{"embedding_endpoint": " http://tei:8080/v1 ", "shared_store": "postgres://ci:pw@db/code"}"#).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(config.embedding_endpoint.as_deref(), Some("http://tei:8080/v1"));
+        assert_eq!(config.shared_store.as_deref(), Some("postgres://ci:pw@db/code"));
+        assert_eq!(Config::default().embedding_endpoint, None);
+        assert!(!Config::default_json().contains("shared_store"), "unset keys stay out of `init`'s file");
+        let err = Config::from_json_str(r#"{"embedding_endpoint": "tei:8080"}"#).unwrap_err().to_string();
+        assert!(err.contains("embedding_endpoint") && err.contains("http://"), "{err}");
+        let err = Config::from_json_str(r#"{"shared_store": ["postgres://ci:secret@db"]}"#).unwrap_err().to_string();
+        assert!(err.contains("shared_store") && !err.contains("secret"), "a password is never echoed: {err}");
     }
 }

@@ -64,6 +64,8 @@ pub enum ForwardPass {
     Packed,
     /// candle-transformers' `BertModel` on padded batches.
     Reference,
+    /// An OpenAI-compatible endpoint computes the vectors ([`crate::remote`]).
+    Remote,
 }
 
 impl ForwardPass {
@@ -193,6 +195,9 @@ pub struct ModelInfo {
     pub derived: Option<Derived>,
     /// The forward pass computing the vectors.
     pub forward: ForwardPass,
+    /// The `/embeddings` URL of a remote encoder (without credentials).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
 }
 
 /// Options of [`Encoder::load`].
@@ -225,9 +230,20 @@ impl Default for EncoderOptions {
 
 /// A loaded sentence encoder. Load once, share (`Arc`), call from any thread.
 pub struct Encoder {
+    backend: Backend,
+    info: ModelInfo,
+}
+
+/// Where the vectors are computed.
+enum Backend {
+    Local(Local),
+    Remote(crate::remote::RemoteEncoder),
+}
+
+/// The local model and its threads.
+struct Local {
     model: Model,
     tokenizer: Tokenizer,
-    info: ModelInfo,
     /// One single-thread pool per worker; see the module doc.
     pools: Vec<rayon::ThreadPool>,
     /// One pool of all the workers' threads, for a lone batch (a query, a
@@ -368,6 +384,7 @@ impl Encoder {
                     let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
                     BertModel::load(vb, &config).map(Model::Reference).map_err(|e| unfit(e.to_string()))
                 }
+                ForwardPass::Remote => Err("a model folder is computed locally; a remote encoder is made by Encoder::remote".to_string()),
             }
         }))
         .map_err(|_| corrupt("model.safetensors: loading panicked".to_string()))?
@@ -401,9 +418,46 @@ impl Encoder {
             normalization: sentence.normalization,
             derived: sentence.derived,
             forward,
+            endpoint: None,
         };
         tracing::info!(model = %info.key, dim = info.dim, max_tokens, workers, "embedding model loaded");
-        Ok(Self { model, tokenizer, info, pools, shared, device })
+        Ok(Self { backend: Backend::Local(Local { model, tokenizer, pools, shared, device }), info })
+    }
+
+    /// An encoder whose vectors come from an OpenAI-compatible endpoint
+    /// ([`crate::remote`]). Connecting embeds a probe text, so a wrong URL,
+    /// key or model name fails here, with what to fix.
+    ///
+    /// # Errors
+    /// The endpoint's failure.
+    pub fn remote(options: crate::remote::RemoteOptions) -> Result<Self, EmbedError> {
+        let key = crate::remote::remote_key(&options.endpoint, &options.model).map_err(EmbedError::Inference)?;
+        let client = crate::remote::RemoteEncoder::connect(options)?;
+        let info = ModelInfo {
+            key,
+            dir: std::path::PathBuf::new(),
+            source: ModelSource::Remote,
+            dim: client.dim(),
+            max_tokens: crate::remote::MAX_TEXT_CHARS / MAX_CHARS_PER_TOKEN,
+            layers: 0,
+            pooling: Pooling::Mean,
+            prompts: client.prompts().clone(),
+            normalization: Normalization::Cosine,
+            derived: None,
+            forward: ForwardPass::Remote,
+            endpoint: Some(client.url().to_string()),
+        };
+        tracing::info!(model = %info.key, dim = info.dim, "remote embedding endpoint connected");
+        Ok(Self { backend: Backend::Remote(client), info })
+    }
+
+    fn local(&self) -> Result<&Local, EmbedError> {
+        match &self.backend {
+            Backend::Local(local) => Ok(local),
+            Backend::Remote(remote) => {
+                Err(EmbedError::Inference(format!("the remote encoder at {} has no local tokenizer or model", remote.url())))
+            }
+        }
     }
 
     #[must_use]
@@ -448,6 +502,10 @@ impl Encoder {
         if texts.is_empty() {
             return Ok((Vec::new(), 0));
         }
+        let local = match &self.backend {
+            Backend::Local(local) => local,
+            Backend::Remote(remote) => return remote.embed(texts, role, progress),
+        };
         let encodings = self.tokenize(texts, role)?;
         let tokens: usize = encodings.iter().map(Vec::len).sum();
         let batches = plan_batches(&encodings);
@@ -463,7 +521,7 @@ impl Encoder {
                 if failure.lock().is_ok_and(|f| f.is_some()) {
                     break;
                 }
-                match pool.install(|| self.forward(batch, &encodings)) {
+                match pool.install(|| self.forward(local, batch, &encodings)) {
                     Ok(vectors) => {
                         if let Ok(mut r) = results.lock() {
                             for (&index, v) in batch.iter().zip(vectors) {
@@ -482,15 +540,15 @@ impl Encoder {
                 }
             }
         };
-        let workers = self.pools.len().min(batches.len()).max(1);
+        let workers = local.pools.len().min(batches.len()).max(1);
         if batches.len() == 1 {
-            worker(&self.shared);
+            worker(&local.shared);
         } else {
             std::thread::scope(|s| {
-                for pool in &self.pools[1..workers] {
+                for pool in &local.pools[1..workers] {
                     s.spawn(|| worker(pool));
                 }
-                worker(&self.pools[0]);
+                worker(&local.pools[0]);
             });
         }
         if let Some(e) = failure.into_inner().ok().flatten() {
@@ -537,6 +595,7 @@ impl Encoder {
             .collect();
         // The global pool: tokenising is parallel over texts, on every core.
         let encodings = self
+            .local()?
             .tokenizer
             .encode_batch_fast(inputs, true)
             .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
@@ -545,10 +604,10 @@ impl Encoder {
 
     /// One forward pass over `batch` (indices into `encodings`), returning a
     /// normalised vector per index.
-    fn forward(&self, batch: &[usize], encodings: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let model = match &self.model {
+    fn forward(&self, local: &Local, batch: &[usize], encodings: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let model = match &local.model {
             Model::Packed(model) => model,
-            Model::Reference(model) => return self.forward_padded(model, batch, encodings),
+            Model::Reference(model) => return self.forward_padded(local, model, batch, encodings),
         };
         let sequences: Vec<&[u32]> = batch.iter().map(|&i| encodings[i].as_slice()).collect();
         let mut vectors = model.embed(&sequences, self.info.pooling).map_err(EmbedError::Inference)?;
@@ -558,7 +617,7 @@ impl Encoder {
 
     /// [`Encoder::forward`] through candle-transformers' `BertModel`: one
     /// padded tensor per batch, with an attention mask.
-    fn forward_padded(&self, model: &BertModel, batch: &[usize], encodings: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn forward_padded(&self, local: &Local, model: &BertModel, batch: &[usize], encodings: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let err = |e: candle_core::Error| EmbedError::Inference(e.to_string());
         let n = batch.len();
         let len = batch.iter().map(|&i| encodings[i].len()).max().unwrap_or(1).max(1);
@@ -569,8 +628,8 @@ impl Encoder {
             ids[row * len..row * len + e.len()].copy_from_slice(e);
             mask[row * len..row * len + e.len()].fill(1);
         }
-        let ids_t = Tensor::from_vec(ids, (n, len), &self.device).map_err(err)?;
-        let mask_t = Tensor::from_vec(mask.clone(), (n, len), &self.device).map_err(err)?;
+        let ids_t = Tensor::from_vec(ids, (n, len), &local.device).map_err(err)?;
+        let mask_t = Tensor::from_vec(mask.clone(), (n, len), &local.device).map_err(err)?;
         let types = ids_t.zeros_like().map_err(err)?;
         let hidden = model.forward(&ids_t, &types, Some(&mask_t)).map_err(err)?;
         let hidden: Vec<f32> = hidden.flatten_all().and_then(|t| t.to_vec1()).map_err(err)?;

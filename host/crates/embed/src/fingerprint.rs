@@ -85,6 +85,9 @@ fn record_path(cache: &Path, dir: &Path) -> PathBuf {
 /// means "load the model to know".
 #[must_use]
 pub fn remembered_key(opts: &crate::ResolveOptions, cache: &Path) -> Option<crate::ModelKey> {
+    if let Some(endpoint) = &opts.endpoint {
+        return crate::remote::remote_key(endpoint, &opts.spec).ok();
+    }
     let local_only = crate::ResolveOptions { allow_download: false, ..opts.clone() };
     let resolved = crate::resolve(&local_only).ok()?;
     let fingerprint = remembered(cache, &resolved.dir)?;

@@ -23,6 +23,9 @@
 //!   padding, on candle's matrix kernel (`gemm`) with fused element-wise
 //!   work; candle-transformers' `BertModel` is the reference it is tested
 //!   against.
+//! - [`remote`]: the alternative encoder, an OpenAI-compatible
+//!   `/v1/embeddings` endpoint (TEI, vLLM, Ollama, infinity): batched,
+//!   concurrent, retried, with a model key naming endpoint and model.
 //! - [`service`]: one shared encoder per process, loaded in the background.
 //! - [`pipeline`]: embeds the chunks of the store that have no vector for the
 //!   current model yet, batch by batch, resumable.
@@ -40,6 +43,7 @@ mod heap;
 mod packed;
 pub mod model;
 pub mod pipeline;
+pub mod remote;
 pub mod sentence_config;
 pub mod service;
 pub mod text;
@@ -48,6 +52,7 @@ mod weights;
 
 pub use encoder::{ENCODER_ENV, EmbedError, Encoder, EncoderOptions, ForwardPass, ModelInfo, ModelKey, Pooling, Role, TEXT_RECIPE_VERSION, normalize};
 pub use model::{DEFAULT_MODEL, MODEL_DIR_ENV, ModelSource, ResolveOptions, ResolvedModel, Unavailable, install, install_hint, models_dir, resolve};
+pub use remote::{RemoteEncoder, RemoteOptions};
 pub use pipeline::{EmbedProgress, EmbedReport, embed_pending};
 pub use sentence_config::{Derived, Normalization, PromptSource, Prompts};
 pub use service::{ModelHandle, ModelState};

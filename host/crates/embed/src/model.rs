@@ -65,6 +65,9 @@ pub enum ModelSource {
     HubCache,
     /// Downloaded during this resolution.
     Downloaded,
+    /// No folder: an OpenAI-compatible endpoint computes the vectors
+    /// (`embedding_endpoint`, [`crate::remote`]).
+    Remote,
 }
 
 impl fmt::Display for ModelSource {
@@ -75,6 +78,7 @@ impl fmt::Display for ModelSource {
             Self::Installed => "code-intel models folder",
             Self::HubCache => "Hugging Face cache",
             Self::Downloaded => "downloaded from the Hugging Face hub",
+            Self::Remote => "remote embedding endpoint",
         })
     }
 }
@@ -135,6 +139,10 @@ pub struct ResolveOptions {
     pub hub_cache: PathBuf,
     /// May we download from the hub when nothing local fits?
     pub allow_download: bool,
+    /// An OpenAI-compatible endpoint that embeds instead of a local model
+    /// (`CODE_INTEL_EMBEDDING_ENDPOINT`, else config `embedding_endpoint`);
+    /// `spec` then names the server's model.
+    pub endpoint: Option<String>,
 }
 
 impl ResolveOptions {
@@ -149,7 +157,18 @@ impl ResolveOptions {
             models_dir: models_dir(),
             hub_cache: hf_hub::Cache::from_env().path().clone(),
             allow_download: !env_flag(OFFLINE_ENV) && !env_flag("HF_HUB_OFFLINE"),
+            endpoint: std::env::var(crate::remote::ENDPOINT_ENV).ok().map(|e| e.trim().to_string()).filter(|e| !e.is_empty()),
         }
+    }
+
+    /// The configured `embedding_endpoint`, unless the environment already
+    /// names one ([`crate::remote::ENDPOINT_ENV`] wins).
+    #[must_use]
+    pub fn with_endpoint(mut self, configured: Option<&str>) -> Self {
+        if self.endpoint.is_none() {
+            self.endpoint = configured.map(str::trim).filter(|e| !e.is_empty()).map(str::to_string);
+        }
+        self
     }
 }
 
@@ -443,6 +462,7 @@ mod tests {
             models_dir: tmp.join("models"),
             hub_cache: tmp.join("hub"),
             allow_download: false,
+            endpoint: None,
         }
     }
 

@@ -124,6 +124,15 @@ impl ModelHandle {
 }
 
 fn load(resolve_options: &ResolveOptions, encoder_options: &EncoderOptions) -> ModelState {
+    if let Some(endpoint) = &resolve_options.endpoint {
+        return match Encoder::remote(crate::remote::RemoteOptions::new(endpoint, &resolve_options.spec)) {
+            Ok(encoder) => ModelState::Ready(Arc::new(encoder)),
+            Err(e) => {
+                tracing::error!("semantic search unavailable: {e}");
+                ModelState::Unavailable(e.to_string())
+            }
+        };
+    }
     let resolved = match resolve(resolve_options) {
         Ok(r) => r,
         Err(e) => {
