@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use code_intel_laravel_support::php::{arguments, first_string_argument, string_arguments};
-use code_intel_laravel_support::{Calls, CallKind, ClassInfo, PhpFile, pluralize, snake_case};
+use code_intel_laravel_support::{Calls, CallKind, ClassInfo, MethodInfo, PhpFile, pluralize, snake_case};
 use code_intel_plugin_sdk::text::unquote;
 use code_intel_plugin_sdk::{
     ChunkBuilder, ChunkOutcome, ChunkSet, Plugin, PluginError, PluginInfo, SourceFile, export_plugin,
@@ -77,8 +77,10 @@ pub fn chunk_migration(path: &str, source: &str) -> Result<ChunkOutcome, PluginE
     let stem = path.rsplit('/').next().unwrap_or(path).trim_end_matches(".php").to_string();
     let mut set = ChunkSet::new(source);
 
-    let down_span = migration_class.and_then(|c| c.method("down")).map(|m| m.span);
-    let in_down = |op: &SchemaOp| down_span.is_some_and(|d| d.contains(&calls.calls[op.call].span));
+    // `down()` of any class: a file damaged mid-edit can split the migration
+    // in two, its `down()` in a class of its own.
+    let down_spans: Vec<_> = php.classes.iter().filter_map(|c| c.method("down")).map(|m| m.span).collect();
+    let in_down = |op: &SchemaOp| down_spans.iter().any(|d| d.contains(&calls.calls[op.call].span));
     let mut reverts: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     for op in ops.iter().filter(|o| in_down(o)) {
         if op.op == "rename" {
@@ -112,10 +114,8 @@ pub fn chunk_migration(path: &str, source: &str) -> Result<ChunkOutcome, PluginE
 
     let up_ops: Vec<&SchemaOp> = ops.iter().filter(|o| !in_down(o)).collect();
     let summary = summary_line(&stem, &up_ops, &reverts);
-    let parent = match migration_class.or_else(|| php.classes.first()) {
-        Some(class) => Some(push_class(&mut set, &php, class, &stem, &summary, &up_ops, &reverts)),
-        None => None,
-    };
+    let primary = migration_class.or_else(|| php.classes.first());
+    let parent = primary.map(|class| push_class(&mut set, &php, class, &stem, &summary, &up_ops, &reverts));
 
     for op in &up_ops {
         let call = &calls.calls[op.call];
@@ -151,11 +151,23 @@ pub fn chunk_migration(path: &str, source: &str) -> Result<ChunkOutcome, PluginE
         set.push(builder);
     }
 
+    // A method's parent is the id its class chunk was given: the primary
+    // class's above, or a class chunk of its own for any other named class
+    // that has methods to show (a file damaged mid-edit can hold several).
+    let covered = |method: &MethodInfo| {
+        method.name == "up" && up_ops.iter().any(|o| method.span.contains(&calls.calls[o.call].span))
+    };
     for class in &php.classes {
-        let Some(class_id) = class_id(class, &stem, migration_class) else { continue };
+        let class_id = if primary.is_some_and(|p| p.span == class.span) {
+            parent.clone()
+        } else if class.name.is_some() && class.methods.iter().any(|m| !covered(m)) {
+            Some(set.push(php.class_builder(class, "class", &stem).meta("migration", stem.clone())))
+        } else {
+            None
+        };
+        let Some(class_id) = class_id else { continue };
         for method in &class.methods {
-            let covered = method.name == "up" && up_ops.iter().any(|o| method.span.contains(&calls.calls[o.call].span));
-            if covered {
+            if covered(method) {
                 continue;
             }
             let mut builder = php.method_builder(class, method, "method", &class_id);
@@ -166,15 +178,6 @@ pub fn chunk_migration(path: &str, source: &str) -> Result<ChunkOutcome, PluginE
         }
     }
     Ok(ChunkOutcome::Chunks(set.finish()))
-}
-
-fn class_id(class: &ClassInfo, stem: &str, migration: Option<&ClassInfo>) -> Option<String> {
-    let is_migration = migration.is_some_and(|m| m.span == class.span);
-    let (kind, name) = if is_migration { ("migration", stem.to_string()) } else { ("class", class.name.clone()?) };
-    Some(match &class.fqcn {
-        Some(fqcn) if !is_migration => format!("{kind}:{fqcn}"),
-        _ => format!("{kind}:{name}"),
-    })
 }
 
 fn push_class(

@@ -6,6 +6,18 @@
 //! literals), numbers, comments, spreads, shorthand members, and anything
 //! else (calls, arrow functions, identifiers) as an opaque expression kept
 //! as source text. It never fails; what it cannot read becomes an expression.
+//!
+//! Objects and arrays nested deeper than [`MAX_DEPTH`] are kept as source
+//! text too ([`Reader::too_deep`] says so): the reader recurses once per
+//! level, and a plugin's WebAssembly stack holds a few thousand levels,
+//! not the 36,000 a damaged file can have.
+
+use std::cell::Cell;
+
+/// Deepest object or array read as structure. Real configurations nest
+/// less than ten levels (theme > extend > colors > brand > shade); deeper
+/// literals are read as one expression, without recursion.
+pub const MAX_DEPTH: u32 = 64;
 
 /// A literal value with its byte range.
 #[derive(Clone, Debug)]
@@ -59,12 +71,23 @@ impl Node {
 pub struct Reader<'s> {
     src: &'s str,
     b: &'s [u8],
+    /// Objects and arrays open around the value being read.
+    depth: Cell<u32>,
+    /// Whether a literal nested deeper than [`MAX_DEPTH`] was kept as text.
+    too_deep: Cell<bool>,
 }
 
 impl<'s> Reader<'s> {
     #[must_use]
     pub fn new(src: &'s str) -> Self {
-        Self { src, b: src.as_bytes() }
+        Self { src, b: src.as_bytes(), depth: Cell::new(0), too_deep: Cell::new(false) }
+    }
+
+    /// Whether some object or array was nested deeper than [`MAX_DEPTH`]
+    /// and read as source text instead of structure.
+    #[must_use]
+    pub fn too_deep(&self) -> bool {
+        self.too_deep.get()
     }
 
     /// Index of the character after the one at `i`: a value that is only
@@ -97,6 +120,24 @@ impl<'s> Reader<'s> {
     #[must_use]
     pub fn value(&self, i: usize) -> Node {
         let i = self.skip(i);
+        let nested = matches!(self.b.get(i), Some(b'{' | b'['));
+        if nested && self.depth.get() >= MAX_DEPTH {
+            self.too_deep.set(true);
+            let end = self.expression_end(i);
+            return Node { value: Value::Expr(self.src[i..end].trim().to_string()), start: i, end };
+        }
+        if nested {
+            self.depth.set(self.depth.get() + 1);
+        }
+        let node = self.value_here(i);
+        if nested {
+            self.depth.set(self.depth.get() - 1);
+        }
+        node
+    }
+
+    /// Reads the value at `i` (whitespace already skipped).
+    fn value_here(&self, i: usize) -> Node {
         match self.b.get(i) {
             Some(b'{') => self.object(i),
             Some(b'[') => self.array(i),
@@ -293,5 +334,36 @@ mod tests {
         }
         let root = Reader::new("{ a: é, b: 日本 }").value(0);
         assert!(root.get("a").is_some(), "{root:?}");
+    }
+
+    /// Found by the fuzzer: 36,000 nested `[` ran the plugin out of
+    /// WebAssembly stack (one recursion per level). Past `MAX_DEPTH` the
+    /// rest is one expression, read without recursion, and the reader says so.
+    #[test]
+    fn nesting_past_the_limit_is_read_as_text_without_recursion() {
+        for (open, close) in [("[", "]"), ("{ a: ", " }"), ("[{ b: ", "}]")] {
+            for closed in [true, false] {
+                let depth = 200_000;
+                let src = format!("{{ theme: {}1{}, plugins: [forms] }}", open.repeat(depth), if closed { close.repeat(depth) } else { String::new() });
+                let reader = Reader::new(&src);
+                let root = reader.value(0);
+                assert!(reader.too_deep(), "{open:?} closed={closed}");
+                assert!(root.get("theme").is_some());
+                if closed {
+                    assert_eq!(root.end, src.len());
+                    assert_eq!(root.get("plugins").map(|m| m.value.text()).as_deref(), Some("forms"), "{open:?}");
+                }
+            }
+        }
+        // Up to the limit, structure is kept.
+        let src = format!("{}1{}", "[".repeat(MAX_DEPTH as usize), "]".repeat(MAX_DEPTH as usize));
+        let reader = Reader::new(&src);
+        let mut node = reader.value(0);
+        assert!(!reader.too_deep());
+        for _ in 1..MAX_DEPTH {
+            let Value::Array(mut items) = node.value else { panic!("not an array") };
+            node = items.remove(0);
+        }
+        assert!(matches!(&node.value, Value::Array(items) if items[0].text() == "1"), "{node:?}");
     }
 }

@@ -235,7 +235,16 @@ pub fn chunk_config(path: &str, src: &str) -> Result<Vec<code_intel_plugin_sdk::
             .meta_opt("prefix", scalar("prefix"))
             .meta_opt("important", scalar("important"))
             .meta_opt("presets", scalar("presets"))
-            .meta_opt("imports", Some(json!(imported))),
+            .meta_opt("imports", Some(json!(imported)))
+            .meta_opt(
+                "note",
+                reader.too_deep().then(|| {
+                    json!(format!(
+                        "literals nested deeper than {} levels are kept as source text, not read as structure",
+                        js::MAX_DEPTH
+                    ))
+                }),
+            ),
     );
 
     if let Some(theme) = root.get("theme") {
@@ -507,6 +516,26 @@ mod tests {
         ] {
             assert!(!declined(configuring), "{configuring}");
         }
+    }
+
+    /// Found by the fuzzer: 36,000 nested `[` in a config ran the plugin out
+    /// of WebAssembly stack. The config is chunked, and its root chunk says
+    /// what was read as text.
+    #[test]
+    fn a_config_nested_past_the_limit_is_chunked_with_a_note() {
+        let src = format!(
+            "module.exports = {{\n  content: ['./src/**/*.vue'],\n  theme: {{ extend: {{ x: {}1{} }} }},\n  plugins: [require('@tailwindcss/forms')],\n}}\n",
+            "[".repeat(36_000),
+            "]".repeat(36_000)
+        );
+        let chunks = chunk_config("tailwind.config.js", &src).expect("chunked");
+        let root = chunks.iter().find(|c| c.id == "tailwind:config").expect("root chunk");
+        assert!(root.metadata.contains("nested deeper than"), "{}", root.metadata);
+        let plugins = chunks.iter().find(|c| c.id == "tailwind:plugins").expect("plugins chunk");
+        assert!(plugins.metadata.contains("@tailwindcss/forms"), "{}", plugins.metadata);
+        // A normal config carries no note.
+        let plain = chunk_config("tailwind.config.js", "module.exports = { theme: { extend: { colors: { a: '#fff' } } } }\n").expect("chunked");
+        assert!(!plain[0].metadata.contains("note"), "{}", plain[0].metadata);
     }
 
     /// Found by the fuzzer: an unclosed `@theme {` whose file ends in a

@@ -171,13 +171,41 @@ fn fuzzing_findings_in_plugins_stay_fixed() {
     let long_name = format!("acme/{}", "a".repeat(100_000));
     let composer = format!("{{\n  \"name\": \"{long_name}\",\n  \"require\": {{\"php\": \"^8.2\"}},\n  \"autoload\": {{\"psr-4\": {{\"App\\\\\": \"app/\"}}}}\n}}\n");
     let vue = "<script setup>\nconst a = 1\n</script>\n<template><p>{{ a }}</p></template>\n<script setup>\nconst b = 2\n</script>\n\0\0\0";
+    // A migration split in two by damage (fuzz case 13097, reduced): `down()`
+    // sits in a second class, which got no chunk of its own, so its method
+    // named a parent that did not exist (invalid output).
+    let split_migration = "<?php\n\nuse Illuminate\\Database\\Migrations\\Migration;\n\nclass CreateReviewsTable extends Migration\n{\n  ! public func\n\nuse Illuminate\\Database\\Schema\\Blueprint;\n\nclass CreateReviewsTable extends Migration\n{\n    public function up()\n    {\n        Schema::create('reviews', function (Blueprint $table) {\n            $table->id();\n        });\n    }\n\n    public function down()\n    {\n        Schema::dropIfExists('reviews');\n    }\n}\n";
+    // 36,000 nested `[` in a config (fuzz case 14374): the reader recursed
+    // per level and the plugin ran out of WebAssembly stack (a trap).
+    let deep_tailwind = format!(
+        "module.exports = {{\n  content: ['./resources/**/*.blade.php'],\n  theme: {{ extend: {{ x: {}1{} }} }},\n  plugins: [require('@tailwindcss/forms')],\n}}\n",
+        "[".repeat(36_000),
+        "]".repeat(36_000)
+    );
     for (path, plugin, content) in [
         ("tailwind.config.js", "tailwind", String::from_utf8_lossy(&tailwind).into_owned()),
         ("composer.json", "composer", composer),
         ("src/components/Twice.vue", "vue", vue.to_string()),
+        ("database/migrations/2025_02_20_080000_create_reviews_table.php", "migrations", split_migration.to_string()),
+        ("tailwind.config.js", "tailwind", deep_tailwind),
     ] {
         assert!(host.plugins().any(|p| p.name == plugin), "no {plugin} plugin in {}: run `cargo xtask plugins`", dir.display());
         let file = host.chunk_file(path, &content);
         assert_eq!((file.chunker.as_str(), file.failures.as_slice()), (plugin, &[][..]), "{path}");
+        match plugin {
+            "migrations" => {
+                let down = file.chunks.iter().find(|c| c.name == "down").expect("down() has a chunk");
+                let parent = down.parent.as_deref().expect("down() has a parent");
+                assert!(file.chunks.iter().any(|c| c.id == parent && c.kind == "class"), "{parent}: {:?}", file.chunks);
+                assert!(file.chunks.iter().any(|c| c.kind == "table_schema" && c.name == "reviews"));
+            }
+            "tailwind" if content.len() > 36_000 => {
+                let root = file.chunks.iter().find(|c| c.id == "tailwind:config").expect("root chunk");
+                let note = root.metadata.get("note").and_then(|n| n.as_str().map(str::to_string)).unwrap_or_default();
+                assert!(note.contains("nested deeper than"), "{}", root.metadata.as_str());
+                assert!(file.chunks.iter().any(|c| c.id == "tailwind:plugins"));
+            }
+            _ => {}
+        }
     }
 }
