@@ -215,7 +215,9 @@ fn walk(value: &Value, pointer: String, problems: &mut Vec<String>) {
             if map.contains_key("enum") && !map.contains_key("type") {
                 problems.push(format!("{pointer}/enum has no type"));
             }
-            for (k, v) in map.iter().filter(|(k, _)| !matches!(k.as_str(), "required" | "enum" | "default" | "examples")) {
+            // Keywords whose value is data or a flag, never a schema.
+            let not_schemas = ["required", "enum", "default", "examples", "uniqueItems", "readOnly", "writeOnly", "deprecated"];
+            for (k, v) in map.iter().filter(|(k, _)| !not_schemas.contains(&k.as_str())) {
                 if v.is_boolean() && k != "additionalProperties" {
                     problems.push(format!("{pointer}/{k} is a boolean schema"));
                 }

@@ -787,6 +787,7 @@ prompt; hints from earlier successful sessions (the map) when one matches. Then 
 each {value, quote} with the quote copied verbatim from the request. The server rejects hallucinated quotes and \
 returns missing slots, the risk level, investigation guidance and a plan.",
         input_schema = schema::input::<SetQueryFrameArgs>(),
+        output_schema = schema::output::<results::SetQueryFrameResult>(),
         annotations(title = "Set query frame", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn set_query_frame(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -826,6 +827,7 @@ Logged as a decision for later analysis.",
 them against the tool calls of this session and the index, judges NL->symbol relevance, and moves the session to \
 READY (all requirements met) or SEMANTIC (missing_requirements listed).",
         input_schema = schema::input::<SubmitUnderstandingArgs>(),
+        output_schema = schema::output::<results::SubmitUnderstandingResult>(),
         annotations(title = "Submit understanding", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn submit_understanding(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -854,6 +856,7 @@ READY (all requirements met) or SEMANTIC (missing_requirements listed).",
 risk HIGH, <0.3 rejected with re-investigation guidance), with cached pairs and map hits. Confirm mappings with \
 relevant_symbols + code_evidence.",
         input_schema = schema::input::<ValidateRelevanceArgs>(),
+        output_schema = schema::output::<results::RelevanceResult>(),
         annotations(title = "Validate symbol relevance", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn validate_symbol_relevance(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -901,6 +904,7 @@ needed (must fit what is missing). Moves to VERIFICATION.",
 rejected. The server checks the symbol really is defined there; READY only when no HYPOTHESIS remains and \
 requirements are met.",
         input_schema = schema::input::<SubmitVerificationArgs>(),
+        output_schema = schema::output::<results::SubmitVerificationResult>(),
         annotations(title = "Submit verification", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     pub async fn submit_verification(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -963,6 +967,7 @@ session's write set.",
         description = "Record how the work ended (success, failure, partial) and close the session. Success writes an \
 agreement (.code-intel/agreements/<id>.md), adds it to the map and learns the NL->symbol pairs.",
         input_schema = schema::input::<RecordOutcomeArgs>(),
+        output_schema = schema::output::<results::RecordOutcomeResult>(),
         annotations(title = "Record outcome", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn record_outcome(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
@@ -1050,5 +1055,25 @@ impl CodeIntelServer {
             format!("{WORKFLOW_PROMPT}\n\nRequest: {request}")
         };
         vec![PromptMessage::new_text(Role::User, text)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every session tool publishes the schema of its typed result, in the
+    /// subset every client accepts (tests/e2e/test_session_schemas.py checks
+    /// real results against them).
+    #[test]
+    fn every_session_tool_has_a_portable_output_schema() {
+        let tools = CodeIntelServer::session_tools().list_all();
+        assert_eq!(tools.len(), SESSION_TOOLS.len());
+        for tool in tools {
+            let schema = tool.output_schema.as_ref().unwrap_or_else(|| panic!("{} has no output schema", tool.name));
+            let schema = Value::Object((**schema).clone());
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+            assert_eq!(schema::portability_problems(&schema), Vec::<String>::new(), "{}: {schema:#}", tool.name);
+        }
     }
 }

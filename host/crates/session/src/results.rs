@@ -9,10 +9,14 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::model::{Hypothesis, Intent, MapHint, Phase, PhaseChange, QueryFrame, RiskLevel, SemanticReason, Understanding};
 use crate::frame::InvestigationGuidance;
-use crate::requirements::{Missing, Requirements};
+use crate::model::{
+    FrameSlot, Hypothesis, Intent, MapHint, Outcome, Phase, PhaseChange, QueryFrame, RiskLevel, SemanticReason, Slot, Tier,
+    Understanding,
+};
+use crate::requirements::{Counts, Missing, Requirements};
 use crate::router::ExecutionPlan;
+use crate::services::{MapHit, SymbolSite};
 
 /// `start_session`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -344,4 +348,339 @@ pub struct FailurePoint {
     pub missing_requirements: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rejected_hypotheses: Option<Vec<String>>,
+}
+
+/// `set_query_frame`: the slots accepted and rejected, and what follows
+/// from them. `success` is false when a slot was rejected; rejected slots
+/// count as missing.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SetQueryFrameResult {
+    /// Whether every given slot was accepted.
+    pub success: bool,
+    pub session_id: String,
+    pub phase: Phase,
+    pub accepted_slots: BTreeMap<Slot, FrameSlot>,
+    pub missing_slots: Vec<Slot>,
+    pub risk_level: RiskLevel,
+    pub risk_reasons: Vec<String>,
+    pub investigation_guidance: InvestigationGuidance,
+    pub plan: ExecutionPlan,
+    /// The decision logged for later analysis.
+    pub decision_id: i64,
+    /// The evidence READY needs for this intent and risk.
+    pub requirements: Requirements,
+    /// Slots accepted although value and quote share no words.
+    pub notes: Vec<String>,
+    /// When a slot was rejected: `validation_failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// When a slot was rejected: each rejected slot and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation_errors: Option<Vec<RejectedSlot>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub next_step: String,
+}
+
+/// A slot `set_query_frame` refused.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RejectedSlot {
+    pub slot: Slot,
+    pub error: String,
+    pub quote: String,
+}
+
+/// `submit_understanding`: accepted (the session moves to READY or
+/// SEMANTIC) or refused with the `error` and what to fix; the session stays
+/// in EXPLORATION.
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+pub struct SubmitUnderstandingResult {
+    pub accepted: bool,
+    /// When refused: `inconsistent_evidence` or `required_tools_not_used`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// When refused for inconsistent evidence: each problem.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<String>>,
+    /// When refused for tools not used: the tools the intent requires.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_tools: Option<Vec<String>>,
+    /// When refused: the phase the session stays in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// When accepted: READY (every requirement met) or SEMANTIC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_phase: Option<Phase>,
+    /// When accepted: `high` (READY) or `low`, computed by the server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evaluated_confidence: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub risk_level: Option<RiskLevel>,
+    /// When accepted: whether a grey-zone symbol raised the risk to HIGH.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub risk_raised: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requirements: Option<Requirements>,
+    /// When accepted: the evidence counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub have: Option<Counts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_requirements: Option<Vec<Missing>>,
+    /// When accepted: each symbol's relevance to the target feature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol_relevance: Option<Vec<SymbolScore>>,
+    /// How relevance was scored (absent without a target feature).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relevance_method: Option<String>,
+    /// Symbols below the rejection threshold, which count for nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected_symbols: Option<Vec<RejectedSymbol>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+    /// When accepted: the session's write set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explored_files: Option<BTreeSet<String>>,
+    pub next_step: String,
+}
+
+/// A symbol's relevance to the target feature.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SymbolScore {
+    pub symbol: String,
+    pub score: f32,
+    pub tier: Tier,
+    pub method: String,
+}
+
+/// A symbol rejected as unrelated to the target feature.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RejectedSymbol {
+    pub symbol: String,
+    pub score: f32,
+    pub reinvestigation_guidance: ReinvestigationGuidance,
+}
+
+/// What to do after a symbol was rejected as unrelated.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ReinvestigationGuidance {
+    pub reason: String,
+    pub next_actions: Vec<String>,
+    pub fallback: String,
+}
+
+/// `validate_symbol_relevance`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RelevanceResult {
+    pub session_id: String,
+    pub target_feature: String,
+    /// How the scores were computed (`embedding:<model>` or `lexical`).
+    pub method: String,
+    /// Why a fallback method was used, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method_note: Option<String>,
+    pub thresholds: Thresholds,
+    /// One per symbol, in the order given.
+    pub results: Vec<SymbolRelevance>,
+    /// Symbols not rejected, most similar first.
+    pub embedding_suggestions: Vec<Suggestion>,
+    /// Pairs learned for this target feature by earlier successful sessions.
+    pub cached_matches: Vec<CachedPair>,
+    /// Agreements (the map) that match the target feature.
+    pub map_hits: Vec<MapHit>,
+    /// When the map could not be searched: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_unavailable: Option<String>,
+    /// The `relevant_symbols` recorded as FACT mappings.
+    pub confirmed: Vec<String>,
+    pub refused_confirmations: Vec<RefusedConfirmation>,
+    pub risk_level: RiskLevel,
+    /// When a grey-zone confirmation raised the risk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub risk_note: Option<String>,
+    pub learned_pairs_cleaned: LearnedPairsCleaned,
+    pub warnings: Vec<String>,
+    pub validation_prompt: String,
+}
+
+/// The relevance tiers' bounds.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub struct Thresholds {
+    /// Above: FACT.
+    pub fact: f32,
+    /// Below: rejected.
+    pub reject: f32,
+}
+
+/// One symbol judged by `validate_symbol_relevance`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SymbolRelevance {
+    pub symbol: String,
+    pub score: f32,
+    pub tier: Tier,
+    /// Whether the symbol may be used (not rejected).
+    pub approved: bool,
+    /// Whether the index defines it.
+    pub in_index: bool,
+    /// Up to three definition sites, `file:line`.
+    pub definitions: Vec<String>,
+    /// `FACT` or `REJECTED`.
+    pub source: String,
+    /// Grey zone: `HIGH`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub risk_adjustment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    /// When rejected: what to do instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reinvestigation_guidance: Option<ReinvestigationGuidance>,
+}
+
+/// A candidate symbol and its similarity.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Suggestion {
+    pub symbol: String,
+    pub similarity: f32,
+}
+
+/// A learned NL -> symbol pair.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct CachedPair {
+    pub nl_term: String,
+    pub symbol: String,
+    pub similarity: f64,
+    pub code_evidence: String,
+    pub session_id: String,
+    pub learned_at: String,
+    pub expires_at: String,
+}
+
+/// A confirmation `validate_symbol_relevance` refused.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RefusedConfirmation {
+    pub symbol: String,
+    pub why: String,
+}
+
+/// `submit_verification`: a verdict per hypothesis and where the session
+/// stands.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SubmitVerificationResult {
+    pub session_id: String,
+    pub verdicts: Vec<Verdict>,
+    /// Results and evidence that could not be used, and why.
+    pub errors: Vec<String>,
+    /// READY when no hypothesis is pending and requirements are met, else
+    /// VERIFICATION.
+    pub next_phase: Phase,
+    pub risk_level: RiskLevel,
+    pub requirements: Requirements,
+    pub have: Counts,
+    pub missing_requirements: Vec<Missing>,
+    /// Symbols of rejected hypotheses.
+    pub rejected_hypotheses: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub next_step: String,
+}
+
+/// The verdict on one hypothesis.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Verdict {
+    /// The hypothesis id.
+    pub hypothesis: String,
+    pub symbol: String,
+    /// `FACT` (verified) or `REJECTED`.
+    pub status: String,
+    /// When verified: where the index defines the symbol.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<SymbolSite>,
+    /// When verified against a target feature: its relevance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<VerdictRelevance>,
+    /// When rejected: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A verified symbol's relevance to the target feature.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct VerdictRelevance {
+    pub score: f32,
+    pub tier: Tier,
+    pub method: String,
+}
+
+/// `record_outcome`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RecordOutcomeResult {
+    pub recorded: bool,
+    /// A retry of the outcome already recorded: nothing was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_recorded: Option<bool>,
+    pub session_id: String,
+    pub outcome_id: i64,
+    pub outcome: Outcome,
+    pub phase_at_outcome: Phase,
+    /// When already recorded: when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
+    pub session_closed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// After a success: the agreement written, or why none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<AgreementOutcome>,
+    /// After a success with an agreement: the NL -> symbol pairs learned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned_pairs: Option<LearnedPairsAdded>,
+    /// After a failure: learned pairs dropped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned_pairs_dropped: Option<usize>,
+    /// A failure replacing an earlier outcome: that outcome.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaces_outcome: Option<Outcome>,
+    /// A failure replacing an earlier outcome: the agreements taken back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agreements_retracted: Option<Vec<String>>,
+    /// What happened to the map entry (`added`, or why not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map: Option<String>,
+}
+
+/// The agreement a success wrote, or why none was written.
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+pub struct AgreementOutcome {
+    pub written: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Repository-relative path of its file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nl_term: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbols: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
+    /// When not written: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+impl AgreementOutcome {
+    /// No agreement was written, and why.
+    #[must_use]
+    pub fn not_written(why: &str) -> Self {
+        Self { written: false, why: Some(why.to_string()), ..Self::default() }
+    }
+}
+
+/// Pairs a success taught.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct LearnedPairsAdded {
+    pub added: usize,
+    pub expires_at: String,
+    pub ttl_days: u32,
 }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a symbol is defined, according to the index.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SymbolSite {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,7 +78,7 @@ pub struct Agreement {
 }
 
 /// A map search hit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MapHit {
     pub agreement_id: String,
     pub score: f32,

@@ -1,6 +1,7 @@
 //! What the workflow tells the agent to do next, in words.
 
 use super::*;
+use crate::results::ReinvestigationGuidance;
 
 /// The next allowed step for a session, in words.
 #[must_use]
@@ -42,16 +43,16 @@ pub fn next_step(s: &SessionState) -> String {
 }
 
 /// Guidance after a symbol was rejected (seed 001 `_create_guidance`).
-pub(super) fn reinvestigation_guidance(nl: &str, symbol: &str) -> Value {
-    json!({
-        "reason": format!("{nl:?} and {symbol:?} are too dissimilar (< {})", crate::relevance::REJECT_THRESHOLD),
-        "next_actions": [
+pub(super) fn reinvestigation_guidance(nl: &str, symbol: &str) -> ReinvestigationGuidance {
+    ReinvestigationGuidance {
+        reason: format!("{nl:?} and {symbol:?} are too dissimilar (< {})", crate::relevance::REJECT_THRESHOLD),
+        next_actions: vec![
             format!("search_text for words of {nl:?} to find other candidate symbols"),
             format!("find_references {symbol:?} to check whether it really takes part in {nl:?}"),
-            "find code that proves the relation (a comment, a naming convention) and cite it as code_evidence in validate_symbol_relevance",
+            "find code that proves the relation (a comment, a naming convention) and cite it as code_evidence in validate_symbol_relevance".into(),
         ],
-        "fallback": "if exact search finds nothing, the session moves to SEMANTIC, where semantic_search over code is allowed",
-    })
+        fallback: "if exact search finds nothing, the session moves to SEMANTIC, where semantic_search over code is allowed".into(),
+    }
 }
 
 /// The slot-extraction prompt returned by `start_session` (seed 000).

@@ -2,6 +2,7 @@
 //! the retraction a later `failure` makes.
 
 use super::*;
+use crate::results::{AgreementOutcome, LearnedPairsAdded, RecordOutcomeResult, to_json};
 
 impl Workflow {
 
@@ -30,7 +31,7 @@ impl Workflow {
             let recorded = if s.closed_at.is_some() { db::outcomes(conn, &s.id)?.pop() } else { None };
             if let Some(recorded) = &recorded {
                 if recorded.outcome == outcome.to_string() {
-                    return Ok(Self::recorded_outcome(conn, s, recorded)?);
+                    return Ok(Self::recorded_outcome(conn, s, outcome, recorded)?);
                 }
                 if outcome != Outcome::Failure || recorded.outcome == Outcome::Failure.to_string() {
                     return Err(SessionError::OutcomeRecorded { id: s.id.clone(), recorded: recorded.outcome.clone() });
@@ -64,14 +65,23 @@ impl Workflow {
                     created_at: at.clone(),
                 },
             )?;
-            let mut result = json!({
-                "recorded": true,
-                "session_id": s.id,
-                "outcome_id": outcome_id,
-                "outcome": outcome,
-                "phase_at_outcome": phase,
-                "session_closed": true,
-            });
+            let mut result = RecordOutcomeResult {
+                recorded: true,
+                already_recorded: None,
+                session_id: s.id.clone(),
+                outcome_id,
+                outcome,
+                phase_at_outcome: phase,
+                recorded_at: None,
+                session_closed: true,
+                note: None,
+                agreement: None,
+                learned_pairs: None,
+                learned_pairs_dropped: None,
+                replaces_outcome: None,
+                agreements_retracted: None,
+                map: None,
+            };
             match outcome {
                 Outcome::Success => {
                     let frame = s.frame.clone().unwrap_or_default();
@@ -133,18 +143,28 @@ impl Workflow {
                                     expires_at: expires.clone(),
                                 })?;
                             }
-                            result["agreement"] = json!({"id": id, "path": rel_path, "nl_term": term, "symbols": a.symbols.iter().map(|x| &x.symbol).collect::<Vec<_>>(), "files": files});
-                            result["learned_pairs"] = json!({"added": facts.len(), "expires_at": expires, "ttl_days": ttl});
+                            result.agreement = Some(AgreementOutcome {
+                                written: true,
+                                id: Some(id),
+                                path: Some(rel_path),
+                                nl_term: Some(term.to_string()),
+                                symbols: Some(a.symbols.iter().map(|x| x.symbol.clone()).collect()),
+                                files: Some(files),
+                                why: None,
+                            });
+                            result.learned_pairs = Some(LearnedPairsAdded { added: facts.len(), expires_at: expires, ttl_days: ttl });
                             agreement_for_map = Some((a, md));
                         }
-                        (None, _) => result["agreement"] = json!({"written": false, "why": "the session has no target_feature, so there is no NL term to map"}),
-                        (_, true) => result["agreement"] = json!({"written": false, "why": "no FACT symbol was mapped to the target feature (submit_understanding / validate_symbol_relevance)"}),
+                        (None, _) => result.agreement = Some(AgreementOutcome::not_written("the session has no target_feature, so there is no NL term to map")),
+                        (_, true) => result.agreement = Some(AgreementOutcome::not_written(
+                            "no FACT symbol was mapped to the target feature (submit_understanding / validate_symbol_relevance)",
+                        )),
                     }
                 }
                 Outcome::Failure => {
                     let dropped = db::delete_learned_pairs_of_session(conn, &s.id)?;
                     if dropped > 0 {
-                        result["learned_pairs_dropped"] = json!(dropped);
+                        result.learned_pairs_dropped = Some(dropped);
                     }
                     // A success recorded earlier is taken back whole: the
                     // file first (a crash before the commit leaves the row
@@ -159,8 +179,8 @@ impl Workflow {
                         retracted.push(a.id);
                     }
                     if let Some(recorded) = &recorded {
-                        result["replaces_outcome"] = json!(recorded.outcome);
-                        result["agreements_retracted"] = json!(retracted);
+                        result.replaces_outcome = recorded.outcome.parse().ok();
+                        result.agreements_retracted = Some(retracted.clone());
                     }
                 }
                 Outcome::Partial => {}
@@ -171,39 +191,48 @@ impl Workflow {
             Ok(result)
         })?;
         if let Some((a, md)) = agreement_for_map {
-            out["map"] = match self.services.map.add(&a, &md) {
-                Ok(()) => json!("added"),
-                Err(e) => json!(format!("not added: {e}; the agreement file is kept and the map is rebuilt from it on the next sync")),
-            };
+            out.map = Some(match self.services.map.add(&a, &md) {
+                Ok(()) => "added".to_string(),
+                Err(e) => format!("not added: {e}; the agreement file is kept and the map is rebuilt from it on the next sync"),
+            });
         }
         for id in &retracted {
             if let Err(e) = self.services.map.remove(id) {
-                out["map"] = json!(format!("not removed: {e}; the agreement file is gone and the map drops it on the next start"));
+                out.map = Some(format!("not removed: {e}; the agreement file is gone and the map drops it on the next start"));
             }
         }
-        Ok(out)
+        Ok(to_json(&out))
     }
 
     /// The answer of an outcome already recorded, for a client retrying it:
     /// the outcome row and the agreement it wrote, read back; nothing is
     /// written.
-    fn recorded_outcome(conn: &Connection, s: &SessionState, recorded: &db::OutcomeRow) -> Result<Value> {
-        let mut result = json!({
-            "recorded": true,
-            "already_recorded": true,
-            "session_id": s.id,
-            "outcome_id": recorded.id,
-            "outcome": recorded.outcome,
-            "phase_at_outcome": recorded.phase_at_outcome,
-            "recorded_at": recorded.created_at,
-            "session_closed": true,
-            "note": "this outcome was recorded before (a retry?): nothing was written again",
+    fn recorded_outcome(conn: &Connection, s: &SessionState, outcome: Outcome, recorded: &db::OutcomeRow) -> Result<RecordOutcomeResult> {
+        let agreement = db::agreements_of_session(conn, &s.id)?.into_iter().last().map(|a| AgreementOutcome {
+            written: true,
+            id: Some(a.id),
+            path: Some(a.path),
+            nl_term: Some(a.nl_term),
+            symbols: serde_json::from_str(&a.symbols_json).ok(),
+            files: serde_json::from_str(&a.files_json).ok(),
+            why: None,
         });
-        if let Some(a) = db::agreements_of_session(conn, &s.id)?.into_iter().last() {
-            let symbols: Value = serde_json::from_str(&a.symbols_json).unwrap_or(Value::Null);
-            let files: Value = serde_json::from_str(&a.files_json).unwrap_or(Value::Null);
-            result["agreement"] = json!({"id": a.id, "path": a.path, "nl_term": a.nl_term, "symbols": symbols, "files": files});
-        }
-        Ok(result)
+        Ok(RecordOutcomeResult {
+            recorded: true,
+            already_recorded: Some(true),
+            session_id: s.id.clone(),
+            outcome_id: recorded.id,
+            outcome,
+            phase_at_outcome: recorded.phase_at_outcome.parse().unwrap_or(s.phase),
+            recorded_at: Some(recorded.created_at.clone()),
+            session_closed: true,
+            note: Some("this outcome was recorded before (a retry?): nothing was written again".into()),
+            agreement,
+            learned_pairs: None,
+            learned_pairs_dropped: None,
+            replaces_outcome: None,
+            agreements_retracted: None,
+            map: None,
+        })
     }
 }

@@ -2,6 +2,9 @@
 //! learned pairs and map hints.
 
 use super::*;
+use crate::results::{
+    CachedPair, LearnedPairsCleaned, RefusedConfirmation, RelevanceResult, Suggestion, SymbolRelevance, Thresholds, to_json,
+};
 
 impl Workflow {
 
@@ -52,32 +55,32 @@ impl Workflow {
             for (sym, score) in symbols.iter().zip(scored.scores.iter()) {
                 let t = tier(*score);
                 let defs = self.definitions(sym)?;
-                let mut r = json!({
-                    "symbol": sym,
-                    "score": score,
-                    "tier": t,
-                    "approved": t != Tier::Rejected,
-                    "in_index": !defs.is_empty(),
-                    "definitions": defs.iter().take(3).map(|d| format!("{}:{}", d.file, d.start_line)).collect::<Vec<_>>(),
-                });
+                let mut r = SymbolRelevance {
+                    symbol: sym.clone(),
+                    score: *score,
+                    tier: t,
+                    approved: t != Tier::Rejected,
+                    in_index: !defs.is_empty(),
+                    definitions: defs.iter().take(3).map(|d| format!("{}:{}", d.file, d.start_line)).collect(),
+                    source: if t == Tier::Rejected { "REJECTED" } else { "FACT" }.into(),
+                    risk_adjustment: None,
+                    warning: None,
+                    reinvestigation_guidance: None,
+                };
                 match t {
-                    Tier::Fact => r["source"] = json!("FACT"),
+                    Tier::Fact => {}
                     Tier::Accepted => {
-                        r["source"] = json!("FACT");
-                        r["risk_adjustment"] = json!("HIGH");
-                        r["warning"] = json!(format!("similarity {score:.2} is in the grey zone; exploration requirements rise to HIGH"));
+                        r.risk_adjustment = Some("HIGH".into());
+                        r.warning = Some(format!("similarity {score:.2} is in the grey zone; exploration requirements rise to HIGH"));
                     }
-                    Tier::Rejected => {
-                        r["source"] = json!("REJECTED");
-                        r["reinvestigation_guidance"] = reinvestigation_guidance(&target, sym);
-                    }
+                    Tier::Rejected => r.reinvestigation_guidance = Some(reinvestigation_guidance(&target, sym)),
                 }
                 if relevant_symbols.contains(sym) {
                     if t == Tier::Rejected || defs.is_empty() {
-                        refused.push(json!({
-                            "symbol": sym,
-                            "why": if defs.is_empty() { "not defined in the index".to_string() } else { format!("score {score:.2} < {}", crate::relevance::REJECT_THRESHOLD) },
-                        }));
+                        refused.push(RefusedConfirmation {
+                            symbol: sym.clone(),
+                            why: if defs.is_empty() { "not defined in the index".to_string() } else { format!("score {score:.2} < {}", crate::relevance::REJECT_THRESHOLD) },
+                        });
                     } else {
                         if t == Tier::Accepted {
                             forced = true;
@@ -102,10 +105,18 @@ impl Workflow {
                 .collect();
             suggestions.sort_by(|a, b| b.1.total_cmp(&a.1));
             let t = now();
-            let cached: Vec<Value> = db::learned_pairs(conn)?
+            let cached: Vec<CachedPair> = db::learned_pairs(conn)?
                 .into_iter()
                 .filter(|p| p.expires_at >= t && p.nl_term.eq_ignore_ascii_case(target.trim()))
-                .map(|p| json!({"nl_term": p.nl_term, "symbol": p.symbol, "similarity": p.similarity, "code_evidence": p.code_evidence, "session_id": p.session_id, "learned_at": p.learned_at, "expires_at": p.expires_at}))
+                .map(|p| CachedPair {
+                    nl_term: p.nl_term,
+                    symbol: p.symbol,
+                    similarity: p.similarity,
+                    code_evidence: p.code_evidence,
+                    session_id: p.session_id,
+                    learned_at: p.learned_at,
+                    expires_at: p.expires_at,
+                })
                 .collect();
             let mut risk_note = None;
             if forced {
@@ -125,26 +136,32 @@ impl Workflow {
                 frame.mapped_symbols.retain(|x| x.symbol != m.symbol);
                 frame.mapped_symbols.push(m.clone());
             }
-            Ok(json!({
-                "session_id": s.id,
-                "target_feature": target,
-                "method": scored.method,
-                "method_note": scored.note,
-                "thresholds": {"fact": FACT_THRESHOLD, "reject": crate::relevance::REJECT_THRESHOLD},
-                "results": results,
-                "embedding_suggestions": suggestions.iter().map(|(s, sc)| json!({"symbol": s, "similarity": sc})).collect::<Vec<_>>(),
-                "cached_matches": cached,
-                "map_hits": match &map_hits { Ok(h) => json!(h), Err(e) => json!(format!("unavailable: {e}")) },
-                "confirmed": confirmed.iter().map(|m| &m.symbol).collect::<Vec<_>>(),
-                "refused_confirmations": refused,
-                "risk_level": s.risk_level,
-                "risk_note": risk_note,
-                "learned_pairs_cleaned": {"expired": cleaned.0, "symbol_gone": cleaned.1},
-                "warnings": warnings,
-                "validation_prompt": format!(
-                    "Which of these symbols implement {target:?}? Confirm with relevant_symbols and cite code_evidence (a method, a comment, a naming convention in the code). Symbols scored below {} are rejected by the server whatever you answer.",
-                    crate::relevance::REJECT_THRESHOLD
-                ),
+            let validation_prompt = format!(
+                "Which of these symbols implement {target:?}? Confirm with relevant_symbols and cite code_evidence (a method, a comment, a naming convention in the code). Symbols scored below {} are rejected by the server whatever you answer.",
+                crate::relevance::REJECT_THRESHOLD
+            );
+            let (map_hits, map_unavailable) = match &map_hits {
+                Ok(h) => (h.clone(), None),
+                Err(e) => (Vec::new(), Some(e.clone())),
+            };
+            Ok(to_json(&RelevanceResult {
+                session_id: s.id.clone(),
+                target_feature: target,
+                method: scored.method,
+                method_note: scored.note,
+                thresholds: Thresholds { fact: FACT_THRESHOLD, reject: crate::relevance::REJECT_THRESHOLD },
+                results,
+                embedding_suggestions: suggestions.into_iter().map(|(symbol, similarity)| Suggestion { symbol, similarity }).collect(),
+                cached_matches: cached,
+                map_hits,
+                map_unavailable,
+                confirmed: confirmed.into_iter().map(|m| m.symbol).collect(),
+                refused_confirmations: refused,
+                risk_level: s.risk_level,
+                risk_note,
+                learned_pairs_cleaned: LearnedPairsCleaned { expired: cleaned.0, symbol_gone: cleaned.1 },
+                warnings,
+                validation_prompt,
             }))
         })
     }

@@ -1,7 +1,7 @@
 //! Opening a session: `start_session`, `set_query_frame` and the `query` planner.
 
 use super::*;
-use crate::results::{LearnedPairsCleaned, QueryPlan, StartSessionResult, to_json};
+use crate::results::{LearnedPairsCleaned, QueryPlan, RejectedSlot, SetQueryFrameResult, StartSessionResult, to_json};
 
 impl Workflow {
 
@@ -193,22 +193,32 @@ impl Workflow {
             s.frame = Some(frame.clone());
             let decision = Self::log_decision(conn, Some(&s.id), &s.query, &plan)?;
             let req = requirements_for(s.intent, risk);
-            let rejected: Vec<Value> =
-                frame.rejected.iter().map(|r| json!({"slot": r.slot, "error": r.error, "quote": r.quote})).collect();
-            let mut out = json!({
-                "success": frame.rejected.is_empty(),
-                "session_id": s.id,
-                "phase": s.phase,
-                "accepted_slots": frame.slots,
-                "missing_slots": frame.missing_slots,
-                "risk_level": risk,
-                "risk_reasons": reasons,
-                "investigation_guidance": guidance,
-                "plan": plan,
-                "decision_id": decision,
-                "requirements": req,
-                "notes": notes,
-                "next_step": match s.intent {
+            let rejected = !frame.rejected.is_empty();
+            Ok(to_json(&SetQueryFrameResult {
+                success: !rejected,
+                session_id: s.id.clone(),
+                phase: s.phase,
+                accepted_slots: frame.slots.clone(),
+                missing_slots: frame.missing_slots.clone(),
+                risk_level: risk,
+                risk_reasons: reasons,
+                investigation_guidance: guidance,
+                plan,
+                decision_id: decision,
+                notes,
+                error: rejected.then(|| "validation_failed".to_string()),
+                validation_errors: rejected.then(|| {
+                    frame
+                        .rejected
+                        .iter()
+                        .map(|r| RejectedSlot { slot: r.slot, error: r.error.clone(), quote: r.quote.clone() })
+                        .collect()
+                }),
+                message: rejected.then(|| {
+                    "Some slots were rejected and count as missing. Fix them by quoting the request verbatim, or set them to null."
+                        .to_string()
+                }),
+                next_step: match s.intent {
                     Intent::Question => "answer from the code; the session is READY".to_string(),
                     _ => format!(
                         "explore with the recommended tools (pass session_id to every code tool), then submit_understanding. Needed: {} symbols, {} entry points, {} files, {} patterns{}.",
@@ -216,15 +226,8 @@ impl Workflow {
                         if req.tools.is_empty() { String::new() } else { format!(", and {} used", req.tools.join(" + ")) }
                     ),
                 },
-            });
-            if !frame.rejected.is_empty() {
-                out["error"] = json!("validation_failed");
-                out["validation_errors"] = Value::Array(rejected);
-                out["message"] = json!(
-                    "Some slots were rejected and count as missing. Fix them by quoting the request verbatim, or set them to null."
-                );
-            }
-            Ok(out)
+                requirements: req.clone(),
+            }))
         })
     }
 

@@ -2,6 +2,7 @@
 //! the session's tool calls and the index, and moves to READY or SEMANTIC.
 
 use super::*;
+use crate::results::{RejectedSymbol, SubmitUnderstandingResult, SymbolScore, to_json};
 
 impl Workflow {
 
@@ -133,12 +134,13 @@ impl Workflow {
             if !errors.is_empty() {
                 let reason = errors.join("; ");
                 Self::insert_call(conn, s, "submit_understanding", &json!({}), &ToolSummary::default(), Some(&reason))?;
-                return Ok(json!({
-                    "accepted": false,
-                    "error": "inconsistent_evidence",
-                    "errors": errors,
-                    "phase": s.phase,
-                    "next_step": "fix the listed items (every claim must match what a tool returned in this session) and call submit_understanding again",
+                return Ok(to_json(&SubmitUnderstandingResult {
+                    accepted: false,
+                    error: Some("inconsistent_evidence".into()),
+                    errors: Some(errors),
+                    phase: Some(s.phase),
+                    next_step: "fix the listed items (every claim must match what a tool returned in this session) and call submit_understanding again".into(),
+                    ..SubmitUnderstandingResult::default()
                 }));
             }
 
@@ -159,12 +161,13 @@ impl Workflow {
                     &ToolSummary::default(),
                     Some(&format!("required tools not used: {}", missing_tools.join(", "))),
                 )?;
-                return Ok(json!({
-                    "accepted": false,
-                    "error": "required_tools_not_used",
-                    "missing_tools": missing_tools,
-                    "phase": s.phase,
-                    "next_step": format!("{} must use {} in this session before submitting; call {} (with session_id) and submit again", s.intent, req_now.tools.join(" and "), missing_tools.join(" and ")),
+                return Ok(to_json(&SubmitUnderstandingResult {
+                    accepted: false,
+                    error: Some("required_tools_not_used".into()),
+                    missing_tools: Some(missing_tools.iter().map(|t| (*t).to_string()).collect()),
+                    phase: Some(s.phase),
+                    next_step: format!("{} must use {} in this session before submitting; call {} (with session_id) and submit again", s.intent, req_now.tools.join(" and "), missing_tools.join(" and ")),
+                    ..SubmitUnderstandingResult::default()
                 }));
             }
 
@@ -173,7 +176,7 @@ impl Workflow {
             let mut warnings = Vec::new();
             let mut relevance_report = Vec::new();
             let mut mapped: Vec<MappedSymbol> = Vec::new();
-            let mut rejected = Vec::new();
+            let mut rejected: Vec<RejectedSymbol> = Vec::new();
             let mut accepted_symbols: Vec<String> = Vec::new();
             let mut method = None;
             let mut forced_high = Vec::new();
@@ -191,7 +194,7 @@ impl Workflow {
                         _ => (*score, scored.method.clone()),
                     };
                     let t = tier(score);
-                    relevance_report.push(json!({"symbol": sym, "score": score, "tier": t, "method": meth}));
+                    relevance_report.push(SymbolScore { symbol: sym.clone(), score, tier: t, method: meth.clone() });
                     match t {
                         Tier::Fact | Tier::Accepted => {
                             if t == Tier::Accepted {
@@ -216,11 +219,11 @@ impl Workflow {
                                     .and_then(|m| m.code_evidence.clone()),
                             });
                         }
-                        Tier::Rejected => rejected.push(json!({
-                            "symbol": sym,
-                            "score": score,
-                            "reinvestigation_guidance": reinvestigation_guidance(target, sym),
-                        })),
+                        Tier::Rejected => rejected.push(RejectedSymbol {
+                            symbol: sym.clone(),
+                            score,
+                            reinvestigation_guidance: reinvestigation_guidance(target, sym),
+                        }),
                     }
                 }
             } else {
@@ -246,10 +249,10 @@ impl Workflow {
                 missing.push(Missing::new(
                     "nl_symbol_mapping",
                     format!(
-                        "{} does not match target_feature {:?} (score {:.2} < {})",
-                        r["symbol"],
+                        "{:?} does not match target_feature {:?} (score {:.2} < {})",
+                        r.symbol,
                         target.clone().unwrap_or_default(),
-                        r["score"].as_f64().unwrap_or(0.0),
+                        r.score,
                         crate::relevance::REJECT_THRESHOLD
                     ),
                 ));
@@ -308,22 +311,23 @@ impl Workflow {
                 &ToolSummary::default(),
                 None,
             )?;
-            Ok(json!({
-                "accepted": true,
-                "session_id": s.id,
-                "next_phase": s.phase,
-                "evaluated_confidence": if missing.is_empty() { "high" } else { "low" },
-                "risk_level": s.risk_level,
-                "risk_raised": s.risk_level != old_risk,
-                "requirements": req,
-                "have": counts,
-                "missing_requirements": missing,
-                "symbol_relevance": relevance_report,
-                "relevance_method": method,
-                "rejected_symbols": rejected,
-                "warnings": warnings,
-                "explored_files": s.explored_files,
-                "next_step": next_step(s),
+            Ok(to_json(&SubmitUnderstandingResult {
+                accepted: true,
+                session_id: Some(s.id.clone()),
+                next_phase: Some(s.phase),
+                evaluated_confidence: Some(if missing.is_empty() { "high" } else { "low" }.into()),
+                risk_level: Some(s.risk_level),
+                risk_raised: Some(s.risk_level != old_risk),
+                requirements: Some(req.clone()),
+                have: Some(counts),
+                missing_requirements: Some(missing),
+                symbol_relevance: Some(relevance_report),
+                relevance_method: method,
+                rejected_symbols: Some(rejected),
+                warnings: Some(warnings),
+                explored_files: Some(s.explored_files.clone()),
+                next_step: next_step(s),
+                ..SubmitUnderstandingResult::default()
             }))
         })
     }

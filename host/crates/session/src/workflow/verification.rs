@@ -2,6 +2,7 @@
 //! hypothesis against the index and the session's exact tool calls.
 
 use super::*;
+use crate::results::{SubmitVerificationResult, Verdict, VerdictRelevance, to_json};
 
 impl Workflow {
 
@@ -33,7 +34,7 @@ impl Workflow {
                 return Err(SessionError::invalid("results", "give one result per hypothesis: {hypothesis, confirmed, evidence}"));
             }
             let calls = Self::calls(conn, &s.id)?;
-            let mut verdicts = Vec::new();
+            let mut verdicts: Vec<Verdict> = Vec::new();
             let mut errors = Vec::new();
             let target = s.frame.as_ref().and_then(|f| f.value(Slot::TargetFeature).map(str::to_string));
             for r in results {
@@ -57,13 +58,13 @@ impl Workflow {
                         hs.file = Some(site.file.clone());
                         hs.verdict = Some(format!("verified: defined at {}:{}-{}", site.file, site.start_line, site.end_line));
                         let u = s.understanding.get_or_insert_with(Understanding::default);
-                        let mut rel = json!(null);
+                        let mut rel = None;
                         let mut counts_as_symbol = true;
                         if let Some(t) = &target {
                             let (scored, _) = self.score(t, std::slice::from_ref(&h.symbol));
                             let sc = scored.scores.first().copied().unwrap_or(0.0);
                             let ti = tier(sc);
-                            rel = json!({"score": sc, "tier": ti, "method": scored.method});
+                            rel = Some(VerdictRelevance { score: sc, tier: ti, method: scored.method.clone() });
                             if ti == Tier::Rejected {
                                 counts_as_symbol = false;
                             } else if let Some(f) = s.frame.as_mut() {
@@ -83,13 +84,27 @@ impl Workflow {
                         }
                         s.explored_files.insert(site.file.clone());
                         s.explored_dirs.insert(parent_dir(&site.file));
-                        verdicts.push(json!({"hypothesis": h.id, "symbol": h.symbol, "status": "FACT", "site": site, "relevance": rel}));
+                        verdicts.push(Verdict {
+                            hypothesis: h.id.clone(),
+                            symbol: h.symbol.clone(),
+                            status: "FACT".into(),
+                            site: Some(site),
+                            relevance: rel,
+                            reason: None,
+                        });
                     }
                     Err(why) => {
                         let hs = &mut s.hypotheses[idx];
                         hs.status = HypothesisStatus::Rejected;
                         hs.verdict = Some(why.clone());
-                        verdicts.push(json!({"hypothesis": h.id, "symbol": h.symbol, "status": "REJECTED", "reason": why}));
+                        verdicts.push(Verdict {
+                            hypothesis: h.id.clone(),
+                            symbol: h.symbol.clone(),
+                            status: "REJECTED".into(),
+                            site: None,
+                            relevance: None,
+                            reason: Some(why),
+                        });
                     }
                 }
             }
@@ -137,18 +152,19 @@ impl Workflow {
             if missing.is_empty() {
                 s.transition(Phase::Ready, &at, "hypotheses verified, requirements met");
             }
-            Ok(json!({
-                "session_id": s.id,
-                "verdicts": verdicts,
-                "errors": errors,
-                "next_phase": s.phase,
-                "risk_level": s.risk_level,
-                "requirements": req,
-                "have": counts,
-                "missing_requirements": missing,
-                "rejected_hypotheses": rejected_names,
-                "note": if rejected_names.is_empty() { Value::Null } else { json!("rejected hypotheses count for nothing: nothing may be built on them") },
-                "next_step": next_step(s),
+            Ok(to_json(&SubmitVerificationResult {
+                session_id: s.id.clone(),
+                verdicts,
+                errors,
+                next_phase: s.phase,
+                risk_level: s.risk_level,
+                requirements: req.clone(),
+                have: counts,
+                missing_requirements: missing,
+                note: (!rejected_names.is_empty())
+                    .then(|| "rejected hypotheses count for nothing: nothing may be built on them".to_string()),
+                rejected_hypotheses: rejected_names,
+                next_step: next_step(s),
             }))
         })
     }
