@@ -5,9 +5,11 @@
 //! The analysis is conservative: it lists the files a command writes when it
 //! can see them (redirections, `sed -i`, `tee`, `cp`/`mv`/`rm`/`touch`/...,
 //! `dd of=`, `git checkout -- FILE`, ...) and reports as *unprovable* every
-//! command it cannot prove read-only (an interpreter running inline code,
+//! command it cannot prove read-only (an interpreter running a script or
+//! inline code, except `python -c` code that provably writes nothing,
 //! `patch`, `git apply`, a command it does not know, a target behind a
-//! variable or a glob, ...). The gate then allows a command only when it is
+//! variable or a glob, ...). `npx`/`bunx`/`pnpm exec`/`yarn dlx` are judged
+//! by the command they run. The gate then allows a command only when it is
 //! read-only or when every file it writes may be written.
 //!
 //! The lexer knows POSIX shell and bash quoting: single and double quotes,
@@ -774,7 +776,8 @@ impl Walker {
                 }
             }
             "python" | "python3" | "python2" | "py" | "perl" | "ruby" | "node" | "nodejs" | "deno" | "bun" | "php" | "lua"
-            | "Rscript" | "osascript" | "pwsh" | "powershell" => self.interpreter(&name, &texts),
+            | "Rscript" | "osascript" | "pwsh" | "powershell" => self.interpreter(&name, args),
+            "npx" | "bunx" => self.package_runner(&name, args, isolated),
             "source" | "." | "eval" => self.unprovable(format!("`{name}` runs code the write gate cannot read")),
             "sed" | "gsed" => self.sed(args),
             "awk" | "gawk" | "mawk" | "nawk" => self.awk(args),
@@ -897,6 +900,8 @@ impl Walker {
                     self.unprovable(format!("`code-intel {}` writes files the write gate does not check", sub.join(" ")));
                 }
             }
+            "pnpm" | "yarn" if matches!(texts.first(), Some(&("exec" | "dlx"))) => self.package_runner(&name, &args[1..], isolated),
+            "npm" if matches!(texts.first(), Some(&("exec" | "x"))) => self.package_runner(&name, &args[1..], isolated),
             "npm" | "pnpm" | "yarn" => self.node_pm(&name, &texts),
             "go" => {
                 let sub = texts.iter().find(|t| !t.starts_with('-')).copied().unwrap_or("");
@@ -922,7 +927,9 @@ impl Walker {
         }
     }
 
-    fn interpreter(&mut self, name: &str, args: &[&str]) {
+    fn interpreter(&mut self, name: &str, words: &[Word]) {
+        let args: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        let args = args.as_slice();
         let harmless = !args.is_empty()
             && args.iter().all(|a| matches!(*a, "--version" | "-V" | "-v" | "--help" | "-h" | "-VV"));
         if harmless {
@@ -942,6 +949,13 @@ impl Walker {
                     return;
                 }
                 self.unprovable(format!("`{name} -m {module}` runs code the write gate cannot read"));
+                return;
+            }
+            if let Some(code) = python_inline_code(words) {
+                match code.and_then(|c| python_code_is_read_only(&c.text)) {
+                    Ok(()) => {}
+                    Err(why) => self.unprovable(format!("`{name} -c`: {why}")),
+                }
                 return;
             }
         }
@@ -1309,6 +1323,45 @@ impl Walker {
         }
     }
 
+    /// `npx [options] COMMAND ARGS...` (and `bunx`, `pnpm exec|dlx`, `yarn
+    /// exec|dlx`): what the command it runs writes. `-c 'COMMAND LINE'` is
+    /// read as a command line.
+    fn package_runner(&mut self, name: &str, args: &[Word], isolated: bool) {
+        let mut rest = args;
+        while let Some(first) = rest.first() {
+            let t = first.text.as_str();
+            if t == "--" {
+                rest = &rest[1..];
+                break;
+            }
+            if !t.starts_with('-') {
+                break;
+            }
+            rest = &rest[1..];
+            match t {
+                "-c" | "--call" => {
+                    match rest.first() {
+                        Some(line) if !line.dynamic && line.substitutions.is_empty() => {
+                            let sub = analyze_depth(&line.text, self.cwd.clone(), self.depth + 1);
+                            self.out.merge(sub);
+                        }
+                        _ => self.unprovable(format!("`{name} -c` runs a command line the write gate cannot read")),
+                    }
+                    return;
+                }
+                // Options with a value.
+                "-p" | "--package" | "--cache" | "--registry" | "--userconfig" | "-w" | "--workspace" => {
+                    rest = rest.get(1..).unwrap_or(&[]);
+                }
+                _ => {}
+            }
+        }
+        match rest.first() {
+            Some(_) => self.command(rest, isolated),
+            None => self.unprovable(format!("`{name}` without a command")),
+        }
+    }
+
     fn node_pm(&mut self, name: &str, args: &[&str]) {
         let sub = args.iter().find(|t| !t.starts_with('-')).copied().unwrap_or("");
         let ok = match sub {
@@ -1389,6 +1442,122 @@ fn awk_program_writes(program: &str) -> bool {
         }
     }
     false
+}
+
+/// The code of `python -c CODE` (flags that take no value, `-W`/`-X` with
+/// theirs, before it): `None` when the command has no `-c`; an error when
+/// the code cannot be read (only known at run time) or the flags say more
+/// than running the code (`-i` reads more code from the terminal).
+fn python_inline_code(words: &[Word]) -> Option<Result<&Word, String>> {
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        match w.text.as_str() {
+            "-c" => {
+                return Some(match it.next() {
+                    Some(code) if !code.dynamic && code.substitutions.is_empty() => Ok(code),
+                    Some(_) => Err("its code is only known when it runs".into()),
+                    None => Err("no code after -c".into()),
+                });
+            }
+            "-W" | "-X" => {
+                it.next();
+            }
+            "-B" | "-E" | "-I" | "-O" | "-OO" | "-P" | "-q" | "-s" | "-S" | "-u" | "-b" | "-bb" | "-R" => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Builtins through which Python code can write a file, run code it
+/// builds, or reach an object by a name held in a string.
+const PYTHON_WRITERS: &[&str] = &[
+    "open", "exec", "eval", "compile", "getattr", "setattr", "delattr", "globals", "locals", "vars", "breakpoint", "help",
+    "import", "memoryview",
+];
+
+/// Whether inline Python code provably writes no file: it imports nothing
+/// (every module reaches `os` one way or another), calls none of
+/// [`PYTHON_WRITERS`], names no dunder (`__import__`, `__builtins__`,
+/// `().__class__...` reach everything), and holds no non-ASCII identifier
+/// (Python folds `ｏｐｅｎ` into `open`). Plain string literals are skipped;
+/// f-strings are read whole, since their braces hold code. A check of
+/// names, not a sandbox: conservative, it refuses some harmless code (any
+/// `import`, a string mentioning `open` inside an f-string).
+fn python_code_is_read_only(code: &str) -> Result<(), String> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    let mut ident = String::new();
+    let check = |ident: &mut String| -> Result<(), String> {
+        if ident.contains("__") {
+            return Err(format!("it names {ident}, which reaches code that writes files"));
+        }
+        if PYTHON_WRITERS.contains(&ident.as_str()) {
+            return Err(format!("it uses `{ident}`, which may write files or run code the gate cannot read"));
+        }
+        ident.clear();
+        Ok(())
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_ascii_alphanumeric() || c == '_' {
+            // A string prefix (r, b, u, f and pairs) directly before a quote.
+            if ident.is_empty() || ident.len() < 2 {
+                let mut candidate = ident.clone();
+                candidate.push(c);
+                if matches!(chars.get(i + 1), Some('\'' | '"'))
+                    && candidate.len() <= 2
+                    && candidate.chars().all(|p| matches!(p.to_ascii_lowercase(), 'r' | 'b' | 'u' | 'f'))
+                {
+                    let f_string = candidate.to_ascii_lowercase().contains('f');
+                    ident.clear();
+                    let (open, end) = skip_python_string(&chars, i + 1)?;
+                    if f_string {
+                        // Its braces hold code: read all of it as code.
+                        let inner: String = chars[i + 1 + open..end - open].iter().collect();
+                        python_code_is_read_only(&inner)?;
+                    }
+                    i = end;
+                    continue;
+                }
+            }
+            ident.push(c);
+            i += 1;
+            continue;
+        }
+        check(&mut ident)?;
+        match c {
+            '\'' | '"' => i = skip_python_string(&chars, i)?.1,
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            c if !c.is_ascii() => return Err(format!("it holds {c:?} outside a string, which Python may read as a name")),
+            _ => i += 1,
+        }
+    }
+    check(&mut ident)
+}
+
+/// The string literal whose quote is at `start`: the length of its quotes
+/// (1 or 3) and the index past its closing quotes.
+fn skip_python_string(chars: &[char], start: usize) -> Result<(usize, usize), String> {
+    let quote = chars[start];
+    let triple = chars.get(start + 1) == Some(&quote) && chars.get(start + 2) == Some(&quote);
+    let open = if triple { 3 } else { 1 };
+    let mut i = start + open;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 2,
+            c if c == quote && (!triple || (chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote))) => {
+                return Ok((open, i + open));
+            }
+            '\n' if !triple => return Err("it has an unterminated string".into()),
+            _ => i += 1,
+        }
+    }
+    Err("it has an unterminated string".into())
 }
 
 /// `..` and `.` removed without touching the file system.
@@ -1555,6 +1724,60 @@ mod tests {
         ] {
             unprovable(cmd);
         }
+    }
+
+    /// Inline Python that provably writes nothing, and package runners
+    /// judged by what they run, pass; the same forms that write are refused.
+    #[test]
+    fn inline_python_and_package_runners_are_read_when_they_can_be() {
+        for cmd in [
+            "python -c \"print(1)\"",
+            "python3 -c 'print(sum(range(10)), len(\"abc\"))'",
+            "python3 -I -u -c 'print(\"open the door\", r\"raw\", b\"bytes\", \"\"\"tri\nple\"\"\")'",
+            "python3 -c 'x = [i * i for i in range(5)]; print(f\"{x!r} {len(x)}\")' | head -1",
+            "python3 -c 'print(\"é 日本\")'",
+            "npx tsc --noEmit",
+            "npx --yes tsc --noEmit -p tsconfig.json",
+            "npx -p typescript tsc --version",
+            "npx -c 'tsc --noEmit && jest'",
+            "npm exec -- vitest run",
+            "pnpm exec vitest run",
+            "yarn dlx tsc --noEmit",
+            "bunx jest",
+        ] {
+            read_only(cmd);
+        }
+        for cmd in [
+            "python3 -c \"import os; os.remove('a.py')\"",
+            "python3 -c 'from pathlib import Path; Path(\"a\").write_text(\"x\")'",
+            "python3 -c '__import__(\"os\").remove(\"a.py\")'",
+            "python3 -c \"getattr(print, 'x')\"",
+            "python3 -c \"exec('op' + 'en(1)')\"",
+            "python3 -c \"eval(compile('1', 'x', 'eval'))\"",
+            "python3 -c 'print(f\"{open(1)}\")'",
+            "python3 -c 'print(().__class__)'",
+            "python3 -c 'print(vars()[\"x\"])'",
+            "python3 -c '\u{ff4f}\u{ff50}\u{ff45}\u{ff4e}(\"a.py\", \"w\")'",
+            "python3 -c \"$CODE\"",
+            "python3 -c \"print($(cat x))\"",
+            "python3 -i -c 'print(1)'",
+            "python3 -c 'print(\"unterminated)'",
+            "python3 -c",
+            "python3 -X dev script.py",
+            "node -e 'console.log(1)'",
+            "npx prettier --write .",
+            "npx eslint --fix src",
+            "npx some-unknown-tool",
+            "npx",
+            "npx -c \"$CMD\"",
+            "pnpm exec prettier -w src",
+        ] {
+            unprovable(cmd);
+        }
+        // What they write through the shell is still seen.
+        assert_eq!(targets("python3 -c 'print(1)' > out.py"), ["/repo/out.py"]);
+        assert_eq!(targets("npx -c 'echo x > a.py'"), ["/repo/a.py"]);
+        assert_eq!(targets("npx tsc --noEmit 2> tsc.log"), ["/repo/tsc.log"]);
     }
 
     #[test]
