@@ -1479,7 +1479,9 @@ const PYTHON_WRITERS: &[&str] = &[
 /// Whether inline Python code provably writes no file: it imports nothing
 /// (every module reaches `os` one way or another), calls none of
 /// [`PYTHON_WRITERS`], names no dunder (`__import__`, `__builtins__`,
-/// `().__class__...` reach everything), and holds no non-ASCII identifier
+/// `().__class__...` reach everything; not even in a string), no frame,
+/// generator or traceback attribute (`f_builtins` is the builtins as a
+/// dictionary), and holds no non-ASCII identifier
 /// (Python folds `ｏｐｅｎ` into `open`). Plain string literals are skipped;
 /// f-strings are read whole, since their braces hold code. A check of
 /// names, not a sandbox: conservative, it refuses some harmless code (any
@@ -1491,6 +1493,11 @@ fn python_code_is_read_only(code: &str) -> Result<(), String> {
     let check = |ident: &mut String| -> Result<(), String> {
         if ident.contains("__") {
             return Err(format!("it names {ident}, which reaches code that writes files"));
+        }
+        // Frames, generators, coroutines and tracebacks hold the builtins
+        // and globals as dictionaries (`gi_frame.f_builtins["open"]`).
+        if ["f_", "gi_", "cr_", "ag_", "tb_", "co_"].iter().any(|p| ident.starts_with(p)) {
+            return Err(format!("it names {ident}, through which code reaches the builtins"));
         }
         if PYTHON_WRITERS.contains(&ident.as_str()) {
             return Err(format!("it uses `{ident}`, which may write files or run code the gate cannot read"));
@@ -1512,6 +1519,9 @@ fn python_code_is_read_only(code: &str) -> Result<(), String> {
                     let f_string = candidate.to_ascii_lowercase().contains('f');
                     ident.clear();
                     let (open, end) = skip_python_string(&chars, i + 1)?;
+                    if chars[i + 1..end].windows(2).any(|w| w == ['_', '_']) {
+                        return Err("a string in it names a dunder, which can reach code that writes files".into());
+                    }
                     if f_string {
                         // Its braces hold code: read all of it as code.
                         let inner: String = chars[i + 1 + open..end - open].iter().collect();
@@ -1527,7 +1537,13 @@ fn python_code_is_read_only(code: &str) -> Result<(), String> {
         }
         check(&mut ident)?;
         match c {
-            '\'' | '"' => i = skip_python_string(&chars, i)?.1,
+            '\'' | '"' => {
+                let end = skip_python_string(&chars, i)?.1;
+                if chars[i..end].windows(2).any(|w| w == ['_', '_']) {
+                    return Err("a string in it names a dunder, which can reach code that writes files".into());
+                }
+                i = end;
+            }
             '#' => {
                 while i < chars.len() && chars[i] != '\n' {
                     i += 1;
@@ -1757,6 +1773,8 @@ mod tests {
             "python3 -c 'print(f\"{open(1)}\")'",
             "python3 -c 'print(().__class__)'",
             "python3 -c 'print(vars()[\"x\"])'",
+            "python3 -c \"(x for x in []).gi_frame.f_builtins['op' + 'en']('a.py', 'w').write('x')\"",
+            "python3 -c \"print('__main__')\"",
             "python3 -c '\u{ff4f}\u{ff50}\u{ff45}\u{ff4e}(\"a.py\", \"w\")'",
             "python3 -c \"$CODE\"",
             "python3 -c \"print($(cat x))\"",
