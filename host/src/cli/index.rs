@@ -133,6 +133,15 @@ fn index(args: &IndexArgs) -> Result<String, String> {
     // The model loads on a background thread while the files are synced.
     let resolve_options = ResolveOptions::new(Some(&config.embedding_model), Some(&root)).with_endpoint(config.embedding_endpoint.as_deref());
     let model = (!args.no_embed).then(|| ModelHandle::spawn(resolve_options.clone(), EncoderOptions::default()));
+    // The shared store, when configured: a cache and publication target;
+    // whatever happens to it, the index is built locally.
+    let (shared, mut shared_report) = super::shared::connect(&config);
+    let shared_chunker =
+        shared.as_ref().map(|s| code_intel_shared::SharedChunker::new(&host, s, super::shared::chunker_key(&host)));
+    let chunker: &dyn code_intel_core::Chunker = match &shared_chunker {
+        Some(c) => c,
+        None => &host,
+    };
 
     let bar = ProgressBar::new_spinner();
     bar.enable_steady_tick(Duration::from_millis(120));
@@ -150,27 +159,41 @@ fn index(args: &IndexArgs) -> Result<String, String> {
         Phase::Done => {}
     };
     let options = SyncOptions { force: args.force, cancel: None };
-    let report = sync(&root, &mut store, &host, &config, options, &progress);
+    let report = sync(&root, &mut store, chunker, &config, options, &progress);
     bar.finish_and_clear();
     let report = report.map_err(|e| e.to_string())?;
+    if let (Some(shared), Some(chunker)) = (&shared, shared_chunker) {
+        let chunked = chunker.finish();
+        shared_report.files_from_store = chunked.files_from_store;
+        shared_report.chunks_from_store = chunked.chunks_from_store;
+        shared_report.errors.extend(chunked.error.map(|e| format!("taking chunk lists: {e}")));
+        match shared.publish_chunk_lists(&super::shared::chunker_key(&host), &chunked.to_publish) {
+            Ok(n) => shared_report.chunk_lists_published = n,
+            Err(e) => shared_report.errors.push(format!("publishing chunk lists: {e}")),
+        }
+    }
     let embedding = match model {
         None => Embedding::Skipped,
         Some(_) if report.cancelled => Embedding::Skipped,
-        Some(model) => match nothing_to_embed(&store, &resolve_options)? {
+        // With a shared store, vectors may be taken or published even when
+        // none is missing here: always run the pass.
+        Some(model) => match if shared.is_some() { None } else { nothing_to_embed(&store, &resolve_options)? } {
             Some(done) => done,
-            None => embed(&root, &mut store, model)?,
+            None => embed(&root, &mut store, model, shared.as_ref().map(|s| (s, &mut shared_report)))?,
         },
     };
     if args.json {
         let mut value = serde_json::to_value(&report).map_err(|e| e.to_string())?;
         if let Some(obj) = value.as_object_mut() {
             obj.insert("embedding".to_string(), embedding.to_json());
+            obj.insert("shared".to_string(), serde_json::to_value(&shared_report).unwrap_or_default());
         }
         return serde_json::to_string_pretty(&value).map(|s| s + "\n").map_err(|e| e.to_string());
     }
     let total_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let mut out = summary(&root, &report, Some(total_ms));
     out.push_str(&embedding.summary());
+    out.push_str(&shared_report.summary());
     Ok(out)
 }
 
@@ -247,7 +270,12 @@ fn nothing_to_embed(store: &Store, resolve_options: &ResolveOptions) -> Result<O
 /// Embeds the chunks that have no vector yet for the model (the same
 /// library calls as the server's background pass), then brings the vector
 /// index snapshot up to date.
-fn embed(root: &Path, store: &mut Store, model: ModelHandle) -> Result<Embedding, String> {
+fn embed(
+    root: &Path,
+    store: &mut Store,
+    model: ModelHandle,
+    mut shared: Option<(&code_intel_shared::SharedStore, &mut super::shared::SharedReport)>,
+) -> Result<Embedding, String> {
     let spinner = ProgressBar::new_spinner();
     spinner.enable_steady_tick(Duration::from_millis(120));
     spinner.set_message("loading the embedding model");
@@ -271,9 +299,15 @@ fn embed(root: &Path, store: &mut Store, model: ModelHandle) -> Result<Embedding
         }
         bar.set_position(p.done as u64);
     };
+    if let Some((shared, shared_report)) = shared.as_mut() {
+        super::shared::take_vectors(shared, store, &encoder, shared_report);
+    }
     let report = embed_pending(store, &encoder, &progress, None);
     bar.finish_and_clear();
     let report = report.map_err(|e| format!("embedding failed: {e}"))?;
+    if let Some((shared, shared_report)) = shared.as_mut() {
+        super::shared::publish_vectors(shared, store, &encoder, shared_report);
+    }
     // Only a graph index has a snapshot to bring up to date; below the
     // exact-search size a search scans the vectors straight from the store.
     if vectors.needs_graph(report.coverage.embedded_chunks) {

@@ -16,6 +16,7 @@ mod plugin;
 mod plugin_new;
 mod search;
 mod serve;
+mod shared;
 mod status;
 
 #[derive(Parser)]

@@ -90,3 +90,86 @@ impl Drop for Standin {
         let _ = self.child.wait();
     }
 }
+
+/// A running PostgreSQL server with pgvector (`scripts/pg start`), stopped
+/// and deleted on drop.
+pub struct Postgres {
+    pub dir: PathBuf,
+    /// `postgres://code_intel:<password>@127.0.0.1:<port>/code_intel` (owner of the database, no superuser).
+    pub url: String,
+    /// The superuser's URL, for what a test does behind the store's back.
+    pub superuser_url: String,
+}
+
+impl Postgres {
+    pub fn start() -> Self {
+        let out = Command::new("bash")
+            .arg(repo_root().join("scripts/pg"))
+            .arg("start")
+            .env(
+                "CODE_INTEL_PY_ENV",
+                python().parent().unwrap().parent().unwrap(),
+            )
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("scripts/pg runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "scripts/pg start failed: {text}");
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .unwrap_or_else(|| panic!("scripts/pg printed no {name}: {text}"))
+                .to_string()
+        };
+        Self {
+            dir: PathBuf::from(field("PG_DIR")),
+            url: field("PG_URL"),
+            superuser_url: field("PG_SUPERUSER_URL"),
+        }
+    }
+
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.url
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// Runs SQL as the superuser with the server's own psql; returns its output.
+    pub fn psql(&self, sql: &str) -> String {
+        let out = Command::new(self.dir.join("site/pgserver/pginstall/bin/psql"))
+            .args([
+                "-X",
+                "-At",
+                "-v",
+                "ON_ERROR_STOP=1",
+                &self.superuser_url,
+                "-c",
+                sql,
+            ])
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(repo_root().join("scripts/pg"))
+            .arg("stop")
+            .arg(&self.dir)
+            .status();
+    }
+}

@@ -1,0 +1,728 @@
+//! The shared store: a content-addressed cache on PostgreSQL + pgvector that
+//! a team's machines and CI take chunk lists and embeddings from, and
+//! publish theirs to.
+//!
+//! - Chunk lists are keyed by (chunker key, file content hash, path): the
+//!   chunker key ([`chunker_key`]) names the host version and every loaded
+//!   plugin (name, version, WIT version, a hash of its component), the path
+//!   is part of the key because plugins are chosen by path.
+//! - Embeddings are keyed by (model key, chunk content hash), the same key
+//!   the local store uses, so a vector is only ever reused for the model and
+//!   text recipe that made it.
+//!
+//! The local SQLite index stays the working store; this is a cache and a
+//! publication target, never required: every failure is reported as a
+//! status and the caller goes on locally. Writes are `INSERT ... ON CONFLICT
+//! DO NOTHING` under primary keys, so publishers running at once neither
+//! duplicate nor overwrite rows. The schema is versioned
+//! ([`SCHEMA_VERSION`], `code_intel_meta`); migrations run under an advisory
+//! lock, and a store at a newer version than this code is not used.
+//!
+//! The URL comes from `CODE_INTEL_SHARED_STORE` or config `shared_store`; a
+//! password missing from it comes from `PGPASSWORD` or a pgpass file
+//! (`PGPASSFILE`, else `~/.pgpass`). The URL is only ever shown without its
+//! password ([`SharedStore::shown`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use code_intel_core::{ChunkedFile, Chunker};
+use postgres::config::Host;
+use postgres::types::ToSql;
+use postgres::{Client, NoTls};
+use sha2::{Digest, Sha256};
+
+/// Environment variable holding the store's URL; overrides config `shared_store`.
+pub const STORE_ENV: &str = "CODE_INTEL_SHARED_STORE";
+
+/// The schema this code reads and writes. A store at a higher version was
+/// migrated by a newer code-intel and is not used.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// How long a connection attempt may take before the store counts as down.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Rows per statement when publishing or fetching.
+const BATCH: usize = 500;
+
+/// Arbitrary key of the advisory lock migrations take.
+const MIGRATION_LOCK: i64 = 0x636f_6465_696e_7431;
+
+/// The store's URL: `CODE_INTEL_SHARED_STORE`, else the configured one.
+#[must_use]
+pub fn configured_url(config_value: Option<&str>) -> Option<String> {
+    std::env::var(STORE_ENV)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .or_else(|| {
+            config_value
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        })
+}
+
+/// The identity of a chunker: the host's version and every plugin's name,
+/// version, WIT version and component hash, in a stable order. `plugins`
+/// yields (name, version, wit version, component file).
+#[must_use]
+pub fn chunker_key<'a>(
+    host_version: &str,
+    plugins: impl Iterator<Item = (&'a str, &'a str, &'a str, &'a Path)>,
+) -> String {
+    let mut parts: Vec<String> = plugins
+        .map(|(name, version, wit, path)| {
+            let file = std::fs::read(path)
+                .map(|bytes| hex(&Sha256::digest(bytes)))
+                .unwrap_or_else(|_| "unreadable".to_string());
+            format!("{name}\0{version}\0{wit}\0{file}")
+        })
+        .collect();
+    parts.sort();
+    let mut hasher = Sha256::new();
+    hasher.update(format!("code-intel {host_version}\n"));
+    for part in parts {
+        hasher.update(part);
+        hasher.update(b"\n");
+    }
+    format!("h{host_version}-{}", &hex(&hasher.finalize())[..16])
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A connection to the shared store.
+pub struct SharedStore {
+    client: Mutex<Client>,
+    shown: String,
+}
+
+impl std::fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedStore")
+            .field("url", &self.shown)
+            .finish()
+    }
+}
+
+/// Why the store is not used; the message never holds a password.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unavailable {
+    /// The store as shown (no password), if the URL could be read.
+    pub shown: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "shared store {} unavailable: {}",
+            self.shown, self.reason
+        )
+    }
+}
+
+/// The store's URL as shown to people: user, host, port and database, never
+/// the password.
+#[must_use]
+pub fn shown(config: &postgres::Config) -> String {
+    let user = config.get_user().unwrap_or("");
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        #[cfg(unix)]
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_string(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config.get_dbname().unwrap_or(user);
+    format!("postgres://{user}@{host}:{port}/{db}")
+}
+
+/// Parses `url` (a `postgres://` URL or `key=value` pairs) and fills in what
+/// it leaves out as libpq would: the user from `PGUSER` or the login name,
+/// the password from `PGPASSWORD` or the pgpass file.
+///
+/// # Errors
+/// A URL that does not parse; the message does not repeat the URL.
+pub fn connection_config(url: &str) -> Result<postgres::Config, Unavailable> {
+    let mut config = postgres::Config::from_str(url).map_err(|e| Unavailable {
+        shown: "(unreadable URL)".to_string(),
+        reason: format!(
+            "{STORE_ENV} / shared_store is not a PostgreSQL URL ({e}); write it as postgres://USER@HOST:5432/DATABASE"
+        ),
+    })?;
+    if config.get_user().is_none() {
+        let user = std::env::var("PGUSER")
+            .or_else(|_| std::env::var("USER"))
+            .unwrap_or_else(|_| "postgres".to_string());
+        config.user(&user);
+    }
+    if config.get_hosts().is_empty() {
+        config.host("localhost");
+    }
+    if config.get_password().is_none() {
+        if let Some(password) = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()) {
+            config.password(password);
+        } else if let Some(password) = pgpass_password(&config) {
+            config.password(password);
+        }
+    }
+    config.connect_timeout(CONNECT_TIMEOUT);
+    config.keepalives_idle(Duration::from_secs(30));
+    config.application_name("code-intel");
+    Ok(config)
+}
+
+/// The password for `config` from the pgpass file (`PGPASSFILE`, else
+/// `~/.pgpass`): the first line whose host, port, database and user match
+/// (`*` matches anything).
+fn pgpass_password(config: &postgres::Config) -> Option<String> {
+    let path = std::env::var_os("PGPASSFILE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let host = match config.get_hosts().first()? {
+        Host::Tcp(h) => h.clone(),
+        #[cfg(unix)]
+        Host::Unix(_) => "localhost".to_string(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let user = config.get_user()?.to_string();
+    let db = config
+        .get_dbname()
+        .map_or_else(|| user.clone(), str::to_string);
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let fields = split_pgpass(line);
+        if fields.len() != 5 {
+            continue;
+        }
+        let matches = |field: &str, value: &str| field == "*" || field == value;
+        if matches(&fields[0], &host)
+            && matches(&fields[1], &port)
+            && matches(&fields[2], &db)
+            && matches(&fields[3], &user)
+        {
+            return Some(fields[4].clone());
+        }
+    }
+    None
+}
+
+/// Splits a pgpass line at unescaped colons (`\:` and `\\` are escapes).
+fn split_pgpass(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    fields.last_mut().map(|f| f.push(next));
+                }
+            }
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            _ => {
+                fields.last_mut().map(|f| f.push(c));
+            }
+        }
+    }
+    fields
+}
+
+/// A vector row to publish: content hash and vector.
+pub type VectorRow = (String, Vec<f32>);
+
+impl SharedStore {
+    /// Connects and brings the schema up to [`SCHEMA_VERSION`] (creating it
+    /// on an empty database).
+    ///
+    /// # Errors
+    /// Unreachable, refused credentials, no pgvector, a schema at a newer
+    /// version: each as [`Unavailable`] with what to do.
+    pub fn connect(url: &str) -> Result<Self, Unavailable> {
+        let config = connection_config(url)?;
+        let shown = shown(&config);
+        let fail = |reason: String| Unavailable {
+            shown: shown.clone(),
+            reason,
+        };
+        let mut client = config.connect(NoTls).map_err(|e| fail(describe(&e)))?;
+        migrate(&mut client).map_err(fail)?;
+        Ok(Self {
+            client: Mutex::new(client),
+            shown,
+        })
+    }
+
+    /// The URL as shown: no password.
+    #[must_use]
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+    ) -> Result<T, String> {
+        let mut client = self
+            .client
+            .lock()
+            .map_err(|_| "shared store connection lock poisoned".to_string())?;
+        f(&mut client).map_err(|e| describe(&e))
+    }
+
+    /// The chunk list published for `path` with content hash `file_hash`
+    /// under `chunker_key`.
+    ///
+    /// # Errors
+    /// Database errors (the caller stops using the store).
+    pub fn chunk_list(
+        &self,
+        chunker_key: &str,
+        file_hash: &str,
+        path: &str,
+    ) -> Result<Option<ChunkedFile>, String> {
+        let row = self.with(|c| {
+            c.query_opt("SELECT chunks FROM chunk_lists WHERE chunker_key = $1 AND file_hash = $2 AND path = $3", &[&chunker_key, &file_hash, &path])
+        })?;
+        // A row that does not parse (written by a buggy or foreign client)
+        // is a miss, not an error: the file is chunked locally.
+        Ok(row.and_then(|r| serde_json::from_slice::<ChunkedFile>(r.get::<_, &[u8]>(0)).ok()))
+    }
+
+    /// Publishes chunk lists (file hash, path, chunked file); rows already
+    /// there are kept. Returns how many rows were new.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn publish_chunk_lists(
+        &self,
+        chunker_key: &str,
+        lists: &[(String, String, ChunkedFile)],
+    ) -> Result<u64, String> {
+        let mut inserted = 0;
+        for batch in lists.chunks(BATCH) {
+            let encoded: Vec<(Vec<u8>, i32)> = batch
+                .iter()
+                .map(|(_, _, f)| {
+                    (
+                        serde_json::to_vec(f).unwrap_or_default(),
+                        i32::try_from(f.chunks.len()).unwrap_or(i32::MAX),
+                    )
+                })
+                .collect();
+            let mut sql = String::from(
+                "INSERT INTO chunk_lists (chunker_key, file_hash, path, chunks, chunk_count) VALUES ",
+            );
+            let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(batch.len() * 4 + 1);
+            params.push(&chunker_key);
+            for (i, ((hash, path, _), (bytes, count))) in batch.iter().zip(&encoded).enumerate() {
+                let n = 2 + i * 4;
+                if i > 0 {
+                    sql.push(',');
+                }
+                sql.push_str(&format!("($1, ${n}, ${}, ${}, ${})", n + 1, n + 2, n + 3));
+                params.extend_from_slice(&[hash as &(dyn ToSql + Sync), path, bytes, count]);
+            }
+            sql.push_str(" ON CONFLICT DO NOTHING");
+            inserted += self.with(|c| c.execute(&sql, &params))?;
+        }
+        Ok(inserted)
+    }
+
+    /// The id of the model `key` (created on first use) and its dimension.
+    ///
+    /// # Errors
+    /// Database errors, or the key already stored with another dimension.
+    pub fn model(&self, key: &str, dim: usize) -> Result<i32, String> {
+        let dim_i =
+            i32::try_from(dim).map_err(|_| format!("vector dimension {dim} is too large"))?;
+        let row = self.with(|c| {
+            c.execute(
+                "INSERT INTO models (key, dim) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+                &[&key, &dim_i],
+            )?;
+            c.query_one("SELECT id, dim FROM models WHERE key = $1", &[&key])
+        })?;
+        let (id, stored): (i32, i32) = (row.get(0), row.get(1));
+        if stored != dim_i {
+            return Err(format!(
+                "the shared store holds model {key} with {stored}-dimensional vectors, this one gives {dim}"
+            ));
+        }
+        Ok(id)
+    }
+
+    /// The vectors stored for `model` under `hashes` (missing ones left out).
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn vectors(
+        &self,
+        model: i32,
+        dim: usize,
+        hashes: &[&str],
+    ) -> Result<HashMap<String, Vec<f32>>, String> {
+        let mut out = HashMap::with_capacity(hashes.len());
+        for batch in hashes.chunks(BATCH * 4) {
+            let rows = self.with(|c| {
+                c.query("SELECT content_hash, embedding FROM embeddings WHERE model_id = $1 AND content_hash = ANY($2)", &[&model, &batch])
+            })?;
+            for row in rows {
+                let vector: pgvector::Vector = row.get(1);
+                let vector = vector.to_vec();
+                if vector.len() == dim {
+                    out.insert(row.get::<_, String>(0), vector);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Which of `hashes` have a vector of `model` in the store.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn existing_vectors(
+        &self,
+        model: i32,
+        hashes: &[&str],
+    ) -> Result<std::collections::HashSet<String>, String> {
+        let mut out = std::collections::HashSet::new();
+        for batch in hashes.chunks(BATCH * 4) {
+            let rows = self.with(|c| {
+                c.query("SELECT content_hash FROM embeddings WHERE model_id = $1 AND content_hash = ANY($2)", &[&model, &batch])
+            })?;
+            out.extend(rows.into_iter().map(|r| r.get::<_, String>(0)));
+        }
+        Ok(out)
+    }
+
+    /// Publishes vectors of `model`; rows already there are kept. Returns
+    /// how many were new.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn publish_vectors(&self, model: i32, rows: &[VectorRow]) -> Result<u64, String> {
+        let mut inserted = 0;
+        for batch in rows.chunks(BATCH) {
+            let vectors: Vec<pgvector::Vector> = batch
+                .iter()
+                .map(|(_, v)| pgvector::Vector::from(v.clone()))
+                .collect();
+            let mut sql =
+                String::from("INSERT INTO embeddings (model_id, content_hash, embedding) VALUES ");
+            let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(batch.len() * 2 + 1);
+            params.push(&model);
+            for (i, ((hash, _), vector)) in batch.iter().zip(&vectors).enumerate() {
+                let n = 2 + i * 2;
+                if i > 0 {
+                    sql.push(',');
+                }
+                sql.push_str(&format!("($1, ${n}, ${})", n + 1));
+                params.extend_from_slice(&[hash as &(dyn ToSql + Sync), vector]);
+            }
+            sql.push_str(" ON CONFLICT DO NOTHING");
+            inserted += self.with(|c| c.execute(&sql, &params))?;
+        }
+        Ok(inserted)
+    }
+
+    /// Row counts of the store's tables (chunk lists, models, embeddings), for status and tests.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn counts(&self) -> Result<(i64, i64, i64), String> {
+        let row = self.with(|c| {
+            c.query_one(
+                "SELECT (SELECT count(*) FROM chunk_lists), (SELECT count(*) FROM models), (SELECT count(*) FROM embeddings)",
+                &[],
+            )
+        })?;
+        Ok((row.get(0), row.get(1), row.get(2)))
+    }
+}
+
+/// A postgres error as one line without secrets: the server's message
+/// (e.g. password authentication failed for user "x") or the connection
+/// failure, with what to check.
+fn describe(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let hint = match db.code().code() {
+            "28P01" | "28000" => {
+                "; check the user and password in the URL, PGPASSWORD or the pgpass file"
+            }
+            "3D000" => "; check the database name in the URL",
+            "42501" => {
+                "; the user needs the rights to create and write the shared tables (or an owner creates them first)"
+            }
+            _ => "",
+        };
+        return format!("{} ({}){hint}", db.message(), db.code().code());
+    }
+    let text = e.to_string();
+    let source = std::error::Error::source(e)
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    if source.is_empty() || text.contains(&source) {
+        text
+    } else {
+        format!("{text}: {source}")
+    }
+}
+
+/// Creates or upgrades the schema under an advisory lock, so two clients
+/// starting on an empty database do not race.
+fn migrate(client: &mut Client) -> Result<(), String> {
+    let err = |e: postgres::Error| describe(&e);
+    let mut tx = client.transaction().map_err(err)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(err)?;
+    let has_meta: bool = tx
+        .query_one("SELECT to_regclass('code_intel_meta') IS NOT NULL", &[])
+        .map_err(err)?
+        .get(0);
+    let version: i64 = if has_meta {
+        tx.query_opt(
+            "SELECT value FROM code_intel_meta WHERE key = 'schema_version'",
+            &[],
+        )
+        .map_err(err)?
+        .and_then(|r| r.get::<_, String>(0).parse().ok())
+        .unwrap_or(0)
+    } else {
+        0
+    };
+    if version > SCHEMA_VERSION {
+        return Err(format!(
+            "its schema is at version {version}, newer than this code-intel's ({SCHEMA_VERSION}); upgrade code-intel to use it"
+        ));
+    }
+    if version == SCHEMA_VERSION {
+        return tx.commit().map_err(err);
+    }
+    let has_vector: bool = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')",
+            &[],
+        )
+        .map_err(err)?
+        .get(0);
+    if !has_vector {
+        tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector").map_err(|e| {
+            format!(
+                "the pgvector extension is not installed in this database and cannot be created by this user ({}); run CREATE EXTENSION vector as its owner",
+                describe(&e)
+            )
+        })?;
+    }
+    // Version 1.
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS code_intel_meta (key text PRIMARY KEY, value text NOT NULL);
+         CREATE TABLE IF NOT EXISTS chunk_lists (
+             chunker_key  text NOT NULL,
+             file_hash    text NOT NULL,
+             path         text NOT NULL,
+             chunks       bytea NOT NULL,
+             chunk_count  integer NOT NULL,
+             published_at timestamptz NOT NULL DEFAULT now(),
+             PRIMARY KEY (chunker_key, file_hash, path)
+         );
+         CREATE TABLE IF NOT EXISTS models (
+             id   serial PRIMARY KEY,
+             key  text NOT NULL UNIQUE,
+             dim  integer NOT NULL
+         );
+         CREATE TABLE IF NOT EXISTS embeddings (
+             model_id     integer NOT NULL REFERENCES models (id),
+             content_hash text NOT NULL,
+             embedding    vector NOT NULL,
+             PRIMARY KEY (model_id, content_hash)
+         );",
+    )
+    .map_err(err)?;
+    tx.execute(
+        "INSERT INTO code_intel_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        &[&SCHEMA_VERSION.to_string()],
+    )
+    .map_err(err)?;
+    tx.commit().map_err(err)
+}
+
+/// A [`Chunker`] that takes a file's chunk list from the shared store when
+/// one was published for the same chunker, content and path, and asks the
+/// wrapped chunker otherwise, keeping those results to publish. A store
+/// error stops the lookups for the rest of the run (the status says why);
+/// chunking goes on locally.
+pub struct SharedChunker<'a> {
+    inner: &'a dyn Chunker,
+    store: &'a SharedStore,
+    key: String,
+    state: Mutex<ChunkerState>,
+}
+
+#[derive(Default)]
+struct ChunkerState {
+    files_from_store: u64,
+    chunks_from_store: u64,
+    to_publish: Vec<(String, String, ChunkedFile)>,
+    error: Option<String>,
+}
+
+/// What a [`SharedChunker`] did in a run.
+#[derive(Clone, Debug, Default)]
+pub struct ChunkerReport {
+    pub files_from_store: u64,
+    pub chunks_from_store: u64,
+    /// Chunk lists computed here, without plugin failures (those are never
+    /// published: a timeout under load is no property of the file).
+    pub to_publish: Vec<(String, String, ChunkedFile)>,
+    /// The store error that stopped the lookups, if any.
+    pub error: Option<String>,
+}
+
+impl<'a> SharedChunker<'a> {
+    #[must_use]
+    pub fn new(inner: &'a dyn Chunker, store: &'a SharedStore, chunker_key: String) -> Self {
+        Self {
+            inner,
+            store,
+            key: chunker_key,
+            state: Mutex::new(ChunkerState::default()),
+        }
+    }
+
+    /// What happened so far; takes the lists to publish.
+    #[must_use]
+    pub fn finish(self) -> ChunkerReport {
+        let state = self.state.into_inner().unwrap_or_default();
+        ChunkerReport {
+            files_from_store: state.files_from_store,
+            chunks_from_store: state.chunks_from_store,
+            to_publish: state.to_publish,
+            error: state.error,
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.state.lock().map_or(true, |s| s.error.is_some())
+    }
+}
+
+impl Chunker for SharedChunker<'_> {
+    fn chunk_file(&self, path: &str, content: &str) -> ChunkedFile {
+        let hash = hex(&Sha256::digest(content.as_bytes()));
+        if !self.failed() {
+            match self.store.chunk_list(&self.key, &hash, path) {
+                Ok(Some(listed)) => {
+                    if let Ok(mut s) = self.state.lock() {
+                        s.files_from_store += 1;
+                        s.chunks_from_store += listed.chunks.len() as u64;
+                    }
+                    return listed;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(
+                        store = self.store.shown(),
+                        "shared store lookups stopped: {e}"
+                    );
+                    if let Ok(mut s) = self.state.lock() {
+                        s.error.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        let chunked = self.inner.chunk_file(path, content);
+        if chunked.failures.is_empty()
+            && let Ok(mut s) = self.state.lock()
+        {
+            s.to_publish.push((hash, path.to_string(), chunked.clone()));
+        }
+        chunked
+    }
+
+    fn begin_run(&self) {
+        self.inner.begin_run();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_urls_never_hold_the_password() {
+        let config =
+            postgres::Config::from_str("postgres://ci:s3cret@db.internal:6543/code").unwrap();
+        assert_eq!(shown(&config), "postgres://ci@db.internal:6543/code");
+        let config = postgres::Config::from_str("host=/run/pg user=me password=s3cret").unwrap();
+        assert!(!shown(&config).contains("s3cret"));
+        let err = connection_config("postgres://ci:s3cret@db:notaport/x").unwrap_err();
+        assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn pgpass_lines_split_at_unescaped_colons() {
+        assert_eq!(
+            split_pgpass(r"db\:1:5432:*:ci:pa\:ss:word"),
+            ["db:1", "5432", "*", "ci", "pa:ss:word"]
+        );
+    }
+
+    #[test]
+    fn chunker_keys_change_with_any_plugin() {
+        let dir =
+            std::env::temp_dir().join(format!("code-intel-shared-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let wasm = dir.join("p.wasm");
+        std::fs::write(&wasm, b"one").unwrap();
+        let a = chunker_key(
+            "0.1.0",
+            [("python", "1.0.0", "0.1.0", wasm.as_path())].into_iter(),
+        );
+        assert_eq!(
+            a,
+            chunker_key(
+                "0.1.0",
+                [("python", "1.0.0", "0.1.0", wasm.as_path())].into_iter()
+            )
+        );
+        assert_ne!(
+            a,
+            chunker_key(
+                "0.1.1",
+                [("python", "1.0.0", "0.1.0", wasm.as_path())].into_iter()
+            )
+        );
+        assert_ne!(
+            a,
+            chunker_key(
+                "0.1.0",
+                [("python", "1.0.1", "0.1.0", wasm.as_path())].into_iter()
+            )
+        );
+        std::fs::write(&wasm, b"two").unwrap();
+        assert_ne!(
+            a,
+            chunker_key(
+                "0.1.0",
+                [("python", "1.0.0", "0.1.0", wasm.as_path())].into_iter()
+            )
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,383 @@
+//! The shared store on a real PostgreSQL 18 + pgvector server that each test
+//! starts itself (`scripts/pg`): a second checkout takes every chunk list and
+//! vector a first one published and embeds nothing; a store that is down,
+//! refuses the credentials or was migrated by a newer code-intel leaves
+//! indexing local-only with a status line and exit 0; publishers running at
+//! once neither duplicate nor corrupt rows.
+
+mod embed_support;
+mod services;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use code_intel_core::{Chunk, ChunkedFile, Metadata};
+use code_intel_shared::SharedStore;
+use serde_json::Value;
+use services::Postgres;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// `code-intel index --json REPO` with the test model and `store` as the shared store.
+fn index(repo: &Path, store: &str, model_dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_code-intel"))
+        .args(["index", "--json"])
+        .arg(repo)
+        .env("CODE_INTEL_SHARED_STORE", store)
+        .env("CODE_INTEL_MODEL_DIR", model_dir)
+        .env_remove("CODE_INTEL_EMBEDDING_ENDPOINT")
+        .output()
+        .unwrap()
+}
+
+fn report(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "index failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn password(url: &str) -> &str {
+    url.split("://")
+        .nth(1)
+        .unwrap()
+        .split('@')
+        .next()
+        .unwrap()
+        .split(':')
+        .nth(1)
+        .unwrap()
+}
+
+#[test]
+fn a_second_checkout_takes_chunks_and_vectors_from_the_store() {
+    let Some(model_dir) =
+        embed_support::real_model_dir("a_second_checkout_takes_chunks_and_vectors_from_the_store")
+    else {
+        return;
+    };
+    let pg = Postgres::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let (first, second) = (
+        tmp.path().join("ci/app"),
+        tmp.path().join("laptop/elsewhere/app"),
+    );
+    copy_dir(&embed_support::fixture_dir(), &first);
+    copy_dir(&embed_support::fixture_dir(), &second);
+
+    let out = index(&first, &pg.url, &model_dir);
+    let published = report(&out);
+    let shared = &published["shared"];
+    assert_eq!(shared["status"], "connected", "{shared}");
+    let files = published["total_files"].as_u64().unwrap();
+    let chunks = published["total_chunks"].as_u64().unwrap();
+    assert!(files >= 5 && chunks >= files, "{published}");
+    assert_eq!(shared["files_from_store"], 0);
+    assert_eq!(
+        shared["chunk_lists_published"].as_u64().unwrap(),
+        files,
+        "every file's chunk list is published: {shared}"
+    );
+    let embedded = published["embedding"]["embedded_chunks"].as_u64().unwrap();
+    assert!(embedded > 0);
+    assert_eq!(
+        shared["vectors_published"].as_u64().unwrap(),
+        embedded,
+        "every distinct text's vector is published: {shared}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains(password(&pg.url))
+            && !stderr.contains(password(&pg.url)),
+        "the password is never printed"
+    );
+    assert_eq!(
+        shared["store"].as_str().unwrap(),
+        format!("postgres://code_intel@127.0.0.1:{}/code_intel", pg.port())
+    );
+
+    // The second checkout, at another path with its own empty index,
+    // chunks nothing and embeds nothing.
+    let taken = report(&index(&second, &pg.url, &model_dir));
+    let shared = &taken["shared"];
+    assert_eq!(
+        shared["files_from_store"].as_u64().unwrap(),
+        files,
+        "{shared}"
+    );
+    assert_eq!(
+        shared["chunks_from_store"].as_u64().unwrap(),
+        chunks,
+        "{shared}"
+    );
+    assert_eq!(
+        shared["vectors_from_store"].as_u64().unwrap(),
+        embedded,
+        "{shared}"
+    );
+    assert_eq!(
+        taken["embedding"]["embedded_chunks"], 0,
+        "nothing re-embedded: {taken}"
+    );
+    assert_eq!(
+        taken["embedding"]["coverage"]["embedded_chunks"]
+            .as_u64()
+            .unwrap(),
+        chunks,
+        "every chunk has a vector: {taken}"
+    );
+    assert_eq!(
+        (
+            shared["chunk_lists_published"].as_u64(),
+            shared["vectors_published"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{shared}"
+    );
+
+    // Both local indexes hold the same chunks and vectors.
+    let key = published["embedding"]["model"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (name, revision) = key.rsplit_once('@').unwrap();
+    let dump = |repo: &Path| {
+        let store =
+            code_intel_store::Store::open(&code_intel_core::config::database_path(repo)).unwrap();
+        let model = store
+            .embedding_model(name, revision)
+            .unwrap()
+            .expect("the model's row");
+        let mut vectors = Vec::new();
+        store
+            .for_each_vector(model.id, model.dim, &mut |h, v| {
+                vectors.push((h.to_string(), v))
+            })
+            .unwrap();
+        vectors.sort_by(|a, b| a.0.cmp(&b.0));
+        vectors
+    };
+    assert_eq!(dump(&first), dump(&second));
+
+    // The plain summary names the store and what came from it.
+    let out = Command::new(env!("CARGO_BIN_EXE_code-intel"))
+        .args(["index", "--force"])
+        .arg(&second)
+        .env("CODE_INTEL_SHARED_STORE", &pg.url)
+        .env("CODE_INTEL_MODEL_DIR", &model_dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("shared store postgres://code_intel@127.0.0.1:{}/code_intel: {files} files ({chunks} chunks)", pg.port())), "{text}");
+}
+
+#[test]
+fn a_store_that_is_down_refuses_or_is_newer_leaves_indexing_local() {
+    let Some(model_dir) = embed_support::real_model_dir(
+        "a_store_that_is_down_refuses_or_is_newer_leaves_indexing_local",
+    ) else {
+        return;
+    };
+    let pg = Postgres::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("app");
+    copy_dir(&embed_support::fixture_dir(), &repo);
+    let complete = |r: &Value| {
+        let coverage = &r["embedding"]["coverage"];
+        assert_eq!(
+            coverage["embedded_chunks"], coverage["total_chunks"],
+            "the local index is complete: {r}"
+        );
+        assert!(r["total_chunks"].as_u64().unwrap() > 0);
+    };
+
+    // Wrong password.
+    let wrong = pg.url.replace(password(&pg.url), "not-the-password");
+    let out = index(&repo, &wrong, &model_dir);
+    let r = report(&out);
+    let status = r["shared"]["status"].as_str().unwrap();
+    assert!(
+        status.starts_with("unavailable: password authentication failed"),
+        "{status}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("not-the-password")
+            && !String::from_utf8_lossy(&out.stderr).contains("not-the-password")
+    );
+    complete(&r);
+
+    // Nothing listens.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::remove_dir_all(repo.join(".code-intel")).unwrap();
+    let r = report(&index(
+        &repo,
+        &format!("postgres://code_intel:x@127.0.0.1:{port}/code_intel"),
+        &model_dir,
+    ));
+    assert!(
+        r["shared"]["status"]
+            .as_str()
+            .unwrap()
+            .contains("Connection refused"),
+        "{}",
+        r["shared"]
+    );
+    complete(&r);
+
+    // Not a URL: the text summary says so, the command succeeds.
+    let out = Command::new(env!("CARGO_BIN_EXE_code-intel"))
+        .arg("index")
+        .arg(&repo)
+        .env(
+            "CODE_INTEL_SHARED_STORE",
+            "postgres://user:secret@host:notaport/db",
+        )
+        .env("CODE_INTEL_MODEL_DIR", &model_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("shared store")
+            && text.contains("not a PostgreSQL URL")
+            && text.contains("indexed locally only"),
+        "{text}"
+    );
+    assert!(!text.contains("secret") && !String::from_utf8_lossy(&out.stderr).contains("secret"));
+
+    // A store a newer code-intel migrated is left alone.
+    report(&index(&repo, &pg.url, &model_dir));
+    pg.psql("UPDATE code_intel_meta SET value = '99' WHERE key = 'schema_version'");
+    std::fs::remove_dir_all(repo.join(".code-intel")).unwrap();
+    let r = report(&index(&repo, &pg.url, &model_dir));
+    let status = r["shared"]["status"].as_str().unwrap();
+    assert!(
+        status.contains("schema is at version 99") && status.contains("upgrade code-intel"),
+        "{status}"
+    );
+    assert_eq!(r["shared"]["files_from_store"], 0);
+    complete(&r);
+    assert_eq!(
+        pg.psql("SELECT value FROM code_intel_meta WHERE key = 'schema_version'"),
+        "99",
+        "a newer schema is never touched"
+    );
+}
+
+fn chunked(i: usize) -> ChunkedFile {
+    let chunk = Chunk {
+        id: format!("f{i}"),
+        kind: "function".into(),
+        name: format!("handler_{i}"),
+        qualified_name: None,
+        parent: None,
+        start_line: 1,
+        end_line: 3,
+        start_byte: 0,
+        end_byte: 40,
+        content: format!("def handler_{i}():\n    return {i}\n"),
+        signature: None,
+        docstring: None,
+        related_symbols: vec![],
+        references: vec![],
+        metadata: Metadata::default(),
+    };
+    ChunkedFile {
+        chunks: vec![chunk],
+        chunker: "python".into(),
+        ..ChunkedFile::default()
+    }
+}
+
+fn vector(i: usize) -> Vec<f32> {
+    (0..384)
+        .map(|d| ((i * 31 + d) % 97) as f32 / 97.0)
+        .collect()
+}
+
+#[test]
+fn publishers_at_once_neither_duplicate_nor_corrupt_rows() {
+    let pg = Postgres::start();
+    // Four publishers connect to an empty database at once (all migrate),
+    // then publish overlapping ranges, each twice over.
+    let ranges = [0..600, 300..900, 0..900, 850..1000];
+    std::thread::scope(|s| {
+        for range in ranges.clone() {
+            let url = pg.url.clone();
+            s.spawn(move || {
+                let store = SharedStore::connect(&url).expect("connects and migrates");
+                let model = store.model("test-model@r1", 384).unwrap();
+                let lists: Vec<(String, String, ChunkedFile)> = range
+                    .clone()
+                    .map(|i| (format!("hash{i}"), format!("src/m{i}.py"), chunked(i)))
+                    .collect();
+                let vectors: Vec<(String, Vec<f32>)> = range
+                    .clone()
+                    .map(|i| (format!("chunk{i}"), vector(i)))
+                    .collect();
+                for _ in 0..2 {
+                    store.publish_chunk_lists("key1", &lists).unwrap();
+                    store.publish_vectors(model, &vectors).unwrap();
+                }
+            });
+        }
+    });
+    let store = SharedStore::connect(&pg.url).unwrap();
+    assert_eq!(
+        store.counts().unwrap(),
+        (1000, 1, 1000),
+        "one row per key, whoever published it first"
+    );
+    let model = store.model("test-model@r1", 384).unwrap();
+    assert!(
+        store.model("test-model@r1", 768).is_err(),
+        "a key keeps its dimension"
+    );
+    let hashes: Vec<String> = (0..1000).map(|i| format!("chunk{i}")).collect();
+    let refs: Vec<&str> = hashes.iter().map(String::as_str).collect();
+    let vectors = store.vectors(model, 384, &refs).unwrap();
+    assert_eq!(vectors.len(), 1000);
+    for i in 0..1000 {
+        assert_eq!(
+            vectors[&format!("chunk{i}")],
+            vector(i),
+            "vector {i} intact"
+        );
+        assert_eq!(
+            store
+                .chunk_list("key1", &format!("hash{i}"), &format!("src/m{i}.py"))
+                .unwrap(),
+            Some(chunked(i)),
+            "chunk list {i} intact"
+        );
+    }
+    assert_eq!(
+        store.chunk_list("key2", "hash1", "src/m1.py").unwrap(),
+        None,
+        "another chunker key is a miss"
+    );
+    assert_eq!(
+        store.chunk_list("key1", "hash1", "src/other.py").unwrap(),
+        None,
+        "another path is a miss"
+    );
+    assert_eq!(pg.psql("SELECT count(*) FROM code_intel_meta"), "1");
+}
