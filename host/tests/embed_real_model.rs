@@ -104,6 +104,51 @@ fn gibberish_and_unrelated_questions_are_not_confident() {
 }
 
 #[test]
+fn everyday_questions_are_refused_unless_the_repository_speaks_them() {
+    let Some(model_dir) = embed_support::real_model_dir("everyday_questions_are_refused_unless_the_repository_speaks_them") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let encoder = load(&model_dir);
+    let mut store = index_fixture(&tmp.path().join("index.db"));
+    embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
+    let dir = tmp.path().join("vectors");
+    let vectors = VectorSearch::new(ModelHandle::ready(Arc::clone(&encoder)), Some(dir.clone()));
+    let everyday = [
+        "what is the best way to learn to play the guitar",
+        "how long does it take to walk around lake biwa",
+        "which flowers grow well on a shady balcony",
+        "週末に子どもと行ける動物園を教えて",
+    ];
+    for query in everyday {
+        let res = search(&store, Some(&vectors), &SearchRequest::new(query)).unwrap();
+        assert!(res.no_confident_match && res.hits.is_empty(), "{query:?}: {res:#?}");
+        assert!(res.message.as_deref().unwrap_or("").contains("everyday language"), "{query:?}: {:?}", res.message);
+    }
+    // Requests about the code still are answered, short ones too.
+    for (query, file) in [("where do users log in", "app/auth/session.py"), ("stock levels", "app/inventory/stock.py")] {
+        let res = search(&store, Some(&vectors), &SearchRequest::new(query)).unwrap();
+        assert!(!res.no_confident_match, "{query:?}: {res:#?}");
+        assert_eq!(res.hits[0].file, file, "{query:?}");
+    }
+    // The anchors were kept beside the snapshots: a new process reads them
+    // instead of embedding them again, and judges alike.
+    let kept: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(Result::ok).filter(|e| e.file_name().to_string_lossy().starts_with("anchors-")).collect();
+    assert_eq!(kept.len(), 1, "one anchor file in {}", dir.display());
+    let again = VectorSearch::new(ModelHandle::ready(Arc::clone(&encoder)), Some(dir.clone()));
+    let res = search(&store, Some(&again), &SearchRequest::new(everyday[0])).unwrap();
+    assert!(res.no_confident_match, "{res:#?}");
+
+    // A repository about the same everyday things answers them.
+    let content = "def walnut_banana_bread():\n    \"\"\"A recipe for banana bread with walnuts: flour, sugar, ripe bananas.\"\"\"\n    return Recipe(\"banana bread\", [\"flour\", \"walnuts\", \"bananas\"])\n";
+    let chunked = ChunkedFile { chunks: line_chunks("app/recipes/baking.py", content), chunker: "fallback".into(), ..Default::default() };
+    let file = FileRecord { path: "app/recipes/baking.py".into(), sha256: code_intel_store::content_hash(content), size: content.len() as i64, mtime_ns: 0 };
+    store.write(|w| w.replace_file(&file, &chunked, 0).map(drop)).unwrap();
+    embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
+    let res = search(&store, Some(&vectors), &SearchRequest::new("banana bread recipe with walnuts")).unwrap();
+    assert!(!res.no_confident_match, "{res:#?}");
+    assert_eq!(res.hits[0].file, "app/recipes/baking.py");
+}
+
+#[test]
 fn map_agreement_short_circuits_a_paraphrase() {
     let Some(model_dir) = embed_support::real_model_dir("map_agreement_short_circuits_a_paraphrase") else { return };
     let tmp = tempfile::tempdir().unwrap();

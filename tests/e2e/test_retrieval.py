@@ -37,7 +37,9 @@ MIN_HYBRID_MRR = 0.35
 # one on these fixtures; bench/README.md, "What is weak"), so this guards
 # against the gap growing, and is to shrink as fusion improves.
 HYBRID_SLACK = 0.25
-MIN_REFUSED = 0.5
+# Off-topic and gibberish requests refused on the fixtures: 48 of 48 today
+# (bench/retrieval/queries/offtopic.jsonl on both fixture projects).
+MIN_REFUSED = 0.9
 
 
 def mean(rows: list[dict], key: str) -> float:
@@ -62,7 +64,7 @@ def results(code_intel_bin: str, tmp_path_factory) -> dict:
         for o in offtopic:
             out["refused"].append(bool(bench.ask(code_intel_bin, repo, o["query"], "hybrid", env).get("no_confident_match")))
     summary = {m: {"R@5": mean(rows, "r5"), "MRR": mean(rows, "rr")} for m, rows in out["modes"].items()}
-    print(json.dumps(summary, indent=1))
+    print(json.dumps(summary, indent=1), f"off-topic refused {sum(out['refused'])} of {len(out['refused'])}")
     out["summary"] = summary
     return out
 

@@ -324,6 +324,46 @@ const TERMS: &[(&str, &[&str])] = &[
     ("住所", &["address"]),
     ("電話番号", &["phone"]),
     ("国", &["country"]),
+    // Input, layout and system words.
+    ("フッター", &["footer"]),
+    ("ポップアップ", &["popup", "modal"]),
+    ("ラジオボタン", &["radio"]),
+    ("テキストボックス", &["input", "text"]),
+    ("入力欄", &["input", "field"]),
+    ("クリック", &["click"]),
+    ("ダブルクリック", &["dblclick", "click"]),
+    ("スクロール", &["scroll"]),
+    ("マウス", &["mouse"]),
+    ("ホバー", &["hover"]),
+    ("フォーカス", &["focus"]),
+    ("キー", &["key", "keydown"]),
+    ("キーワード", &["keyword", "query", "search"]),
+    ("主キー", &["primary", "id"]),
+    ("外部キー", &["foreign", "constrained"]),
+    ("サポート", &["support", "supports"]),
+    ("カタログ", &["catalog"]),
+    ("リピート", &["repeat"]),
+    ("ジャンル", &["genre", "genres"]),
+    ("拡張子", &["extension"]),
+    ("バックグラウンド", &["background"]),
+    ("ジェネレーター", &["generator"]),
+    ("イベントループ", &["loop", "event"]),
+    ("コンソール", &["console"]),
+    ("ターミナル", &["terminal", "console"]),
+    ("ディスク", &["disk"]),
+    ("使用量", &["usage"]),
+    ("メモリ", &["memory"]),
+    ("プロセス", &["process"]),
+    ("ポート", &["port"]),
+    ("ネットワーク", &["network"]),
+    ("接続元", &["ip", "remote"]),
+    ("定期実行", &["schedule", "cron"]),
+    ("定期", &["schedule", "periodic"]),
+    ("毎日", &["daily"]),
+    ("毎週", &["weekly"]),
+    ("毎分", &["minute", "everyMinute"]),
+    ("著作権", &["copyright"]),
+    ("未登録", &["unregistered", "exists"]),
 ];
 
 /// Entries that are everyday words as much as software ones: "how tall is
@@ -332,7 +372,7 @@ const TERMS: &[(&str, &[&str])] = &[
 /// Japanese request software talk ([`software_terms`]).
 const EVERYDAY: &[&str] = &[
     "時間", "時刻", "日付", "日時", "秒", "高さ", "幅", "サイズ", "色", "背景", "国", "住所", "電話番号", "名前", "説明", "内容",
-    "種類", "自動", "開始", "終了", "最大", "最小", "範囲", "値",
+    "種類", "自動", "開始", "終了", "最大", "最小", "範囲", "値", "毎日", "毎週", "定期", "マウス", "キー", "著作権",
 ];
 
 /// The English words of the software vocabulary in `query`, in order of
@@ -406,6 +446,10 @@ mod tests {
         assert_eq!(english_terms("静的ファイルの配信"), ["static", "files"]);
         assert_eq!(english_terms("添付ファイルをアップロード"), ["attachment", "attachments", "upload"]);
         assert_eq!(english_terms("一時停止ボタン"), ["pause", "button"]);
+        // A short key inside a longer word is not that word: キー in キーワード, ポート in サポート.
+        assert_eq!(english_terms("キーワード検索"), ["keyword", "query", "search"]);
+        assert_eq!(english_terms("サポート対象"), ["support", "supports"]);
+        assert_eq!(english_terms("Jキーを押す"), ["key", "keydown"]);
     }
 
     #[test]

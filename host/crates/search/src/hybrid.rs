@@ -233,6 +233,9 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     }
 
     let mut vector_hits: Vec<ForestHit> = Vec::new();
+    // The request reads as everyday talk, not about software (judged by
+    // meaning when there is a model, see `crate::topic`).
+    let mut everyday = false;
     // The lexical arm, when the mode has one: in hybrid mode it runs on this
     // thread while the query is embedded on another (the store stays here).
     let wants_lexical = mode != Mode::Semantic && request.collection != Collection::Map;
@@ -251,6 +254,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
             VectorSearch::embed_query(encoder, query)?
         };
         let baselines = v.baselines(encoder, &qv)?;
+        everyday = baselines.everyday;
         if request.collection != Collection::Forest {
             let map_hits = v.search_map(store, encoder, &qv, baselines.map, n.max(MAP_HINTS))?;
             match request.collection {
@@ -303,12 +307,11 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     // gibberish (hashes, keyboard mashing) whatever the vectors say.
     let best_vector = hits.iter().filter_map(|h| h.vector_score).fold(0.0f32, f32::max);
     // A chunk holding every word settles that the words are known: no
-    // probes then (one full-text lookup per word).
-    let vocabulary = if mode != Mode::Lexical && best_vector < STRONG_VECTOR_SCORE && !hits.iter().any(|h| h.every_word) {
-        Some(vocabulary(store, query)?)
-    } else {
-        None
-    };
+    // probes then (one full-text lookup per word). Vector similarity never
+    // settles it: a hash or keyboard mashing can come as close to some
+    // chunk as a real request (see `crate::topic`).
+    let every_word = hits.iter().any(|h| h.every_word);
+    let vocabulary = if mode != Mode::Lexical && !every_word { Some(vocabulary(store, query)?) } else { None };
     let gibberish = vocabulary.as_ref().is_some_and(Vocabulary::off_topic);
     let found_by_keyword = hits.iter().any(|h| h.keyword_score.is_some());
     let glossary_confident = mode != Mode::Semantic && crate::glossary::matched_terms(query) >= 2 && found_by_keyword;
@@ -316,7 +319,12 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     // chunk holds every word and none is close enough in meaning (a long
     // bug report).
     let familiar = mode == Mode::Hybrid && found_by_keyword && vocabulary.as_ref().is_some_and(Vocabulary::familiar);
-    let any_confident = !gibberish && (hits.iter().any(|h| h.confident) || glossary_confident || familiar);
+    // Everyday talk ("how many moons does Jupiter have") is answered only
+    // where the repository speaks its language: a chunk holding every word,
+    // a definition of what it names, a phrase it quotes. Knowing most of
+    // its words is not enough: "many" and "have" are in every repository.
+    let everyday = everyday && !every_word && !hits.iter().any(|h| h.defines || h.quoted.is_some());
+    let any_confident = !gibberish && !everyday && (hits.iter().any(|h| h.confident) || glossary_confident || familiar);
     if any_confident {
         let mut hits = by_file(hits, query, &request.weights);
         hits.truncate(n);
@@ -331,6 +339,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         response.no_confident_match = true;
         let best = hits.first().and_then(|h| h.vector_score);
         response.message = Some(match best {
+            _ if everyday => "no confident match: the request reads as everyday language rather than about software, and this repository does not use its words; say it in the code's terms, name an identifier, or use search_text".to_string(),
             _ if gibberish => format!(
                 "no confident match: the query's words are (mostly) unknown to this repository and no chunk is close in meaning (best {best_vector:.2}); try other words, an identifier, or search_text"
             ),
@@ -387,10 +396,6 @@ fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<Se
     }
     out
 }
-
-/// A vector hit at or above this calibrated score is close in meaning
-/// whatever the words: the vocabulary check below does not overrule it.
-const STRONG_VECTOR_SCORE: f32 = 0.4;
 
 /// Known words that make a request [`Vocabulary::familiar`].
 const FAMILIAR_WORDS: usize = 3;

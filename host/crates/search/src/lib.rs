@@ -14,7 +14,8 @@
 //! - [`semantic`] and [`hybrid`]: vector search over the `forest` and `map`
 //!   collections (with the map short-circuit) and the fused ranking;
 //!   [`files`]: ranking by file (evidence per file, rank fusion, priors);
-//!   [`glossary`]: English words for the Japanese vocabulary of a request.
+//!   [`glossary`]: English words for the Japanese vocabulary of a request;
+//!   [`topic`]: whether a request is about software at all.
 //!
 //! Depends on `code-intel-core`, `code-intel-store`, `code-intel-embed` and
 //! `code-intel-vector`; knows nothing of MCP or plugins.
@@ -31,6 +32,7 @@ pub mod repo_map;
 pub mod semantic;
 pub mod structure;
 pub mod text;
+pub mod topic;
 
 #[cfg(test)]
 pub(crate) mod test_support {

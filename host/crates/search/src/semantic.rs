@@ -78,11 +78,25 @@ pub const REQUEST_ANCHORS: &[&str] = &[
 pub use code_intel_core::similarity::calibrate;
 use code_intel_core::similarity::median;
 
-/// The anchors embedded with one model, computed once per process.
+/// The anchors embedded with one model: computed once per process, and
+/// kept beside the vector snapshots (see [`VectorSearch::anchor_vectors`]).
 struct AnchorVectors {
     model: String,
     passages: Vec<Vec<f32>>,
     requests: Vec<Vec<f32>>,
+    /// [`crate::topic::EVERYDAY_REQUESTS`] as queries.
+    everyday: Vec<Vec<f32>>,
+    /// [`crate::topic::SOFTWARE_REQUESTS`] as queries.
+    software: Vec<Vec<f32>>,
+}
+
+/// Every anchor text, in the order [`AnchorVectors`] keeps them, with its
+/// role.
+fn anchor_texts() -> Vec<(&'static str, code_intel_embed::Role)> {
+    use code_intel_embed::Role;
+    let passages = PASSAGE_ANCHORS.iter().map(|t| (*t, Role::Passage));
+    let queries = [REQUEST_ANCHORS, crate::topic::EVERYDAY_REQUESTS, crate::topic::SOFTWARE_REQUESTS];
+    passages.chain(queries.into_iter().flatten().map(|t| (*t, Role::Query))).collect()
 }
 
 /// How long a query waits for a model that is still loading before it
@@ -182,6 +196,9 @@ pub struct ForestHit {
 pub struct Baselines {
     pub forest: f32,
     pub map: f32,
+    /// The query reads as everyday talk rather than a request about
+    /// software ([`crate::topic::reads_as_everyday`]).
+    pub everyday: bool,
 }
 
 /// How usable vector search is right now: `ready`, `partial: N%`,
@@ -424,18 +441,47 @@ impl VectorSearch {
         encoder.embed_query(text).map_err(|e| SearchError::Embed(e.to_string()))
     }
 
-    /// The anchors embedded with `encoder`'s model (embedded on first use).
+    /// The anchors embedded with `encoder`'s model: from memory, else from
+    /// the file beside the vector snapshots (named after the model and the
+    /// anchor texts, so a new model or new anchors never read stale
+    /// vectors), else embedded now (about 90 short texts) and written there
+    /// for the next process.
     fn anchor_vectors(&self, encoder: &Encoder) -> Result<Arc<AnchorVectors>, SearchError> {
         let model = encoder.info().key.to_string();
         let mut guard = self.anchors.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(anchors) = guard.as_ref().filter(|a| a.model == model) {
             return Ok(Arc::clone(anchors));
         }
-        let embed = |texts: &[&str], role| encoder.embed(texts, role, &|_, _| {}).map_err(|e| SearchError::Embed(e.to_string()));
+        let texts = anchor_texts();
+        let dim = encoder.info().dim;
+        let mut key = model.clone();
+        for (text, role) in &texts {
+            key.push_str(&format!("\n{role:?}:{text}"));
+        }
+        let file = self.dir.as_ref().map(|d| d.join(format!("anchors-{:016x}.f32", hash64(&key))));
+        let cached = file.as_ref().and_then(|f| read_vectors(f, texts.len(), dim));
+        let vectors = match cached {
+            Some(vectors) => vectors,
+            None => {
+                let mut vectors = Vec::with_capacity(texts.len());
+                for role in [code_intel_embed::Role::Passage, code_intel_embed::Role::Query] {
+                    let group: Vec<&str> = texts.iter().filter(|(_, r)| *r == role).map(|(t, _)| *t).collect();
+                    vectors.extend(encoder.embed(&group, role, &|_, _| {}).map_err(|e| SearchError::Embed(e.to_string()))?);
+                }
+                if let Some(file) = &file {
+                    write_vectors(file, &vectors);
+                }
+                vectors
+            }
+        };
+        let mut rest = vectors.into_iter();
+        let mut take = |n: usize| rest.by_ref().take(n).collect::<Vec<_>>();
         let anchors = Arc::new(AnchorVectors {
             model,
-            passages: embed(PASSAGE_ANCHORS, code_intel_embed::Role::Passage)?,
-            requests: embed(REQUEST_ANCHORS, code_intel_embed::Role::Query)?,
+            passages: take(PASSAGE_ANCHORS.len()),
+            requests: take(REQUEST_ANCHORS.len()),
+            everyday: take(crate::topic::EVERYDAY_REQUESTS.len()),
+            software: take(crate::topic::SOFTWARE_REQUESTS.len()),
         });
         *guard = Some(Arc::clone(&anchors));
         Ok(anchors)
@@ -449,7 +495,11 @@ impl VectorSearch {
     pub fn baselines(&self, encoder: &Encoder, query: &[f32]) -> Result<Baselines, SearchError> {
         let anchors = self.anchor_vectors(encoder)?;
         let of = |vectors: &[Vec<f32>]| median(&vectors.iter().map(|v| code_intel_vector::dot(query, v)).collect::<Vec<_>>());
-        Ok(Baselines { forest: of(&anchors.passages), map: of(&anchors.requests) })
+        Ok(Baselines {
+            forest: of(&anchors.passages),
+            map: of(&anchors.requests),
+            everyday: crate::topic::reads_as_everyday(query, &anchors.everyday, &anchors.software),
+        })
     }
 
     /// Map hits for an embedded query, best first, scored on the calibrated
@@ -591,6 +641,29 @@ fn catch_up(store: &Store, model: &EmbeddingModel, index: &mut VectorIndex, poin
     }
     tracing::debug!(removed = diff.remove.len(), added = diff.add.len(), "vector index caught up with the store");
     Ok(())
+}
+
+/// `count` vectors of `dim` floats (little-endian f32) from `file`; `None`
+/// when it is missing or of another size.
+fn read_vectors(file: &Path, count: usize, dim: usize) -> Option<Vec<Vec<f32>>> {
+    let bytes = std::fs::read(file).ok()?;
+    if bytes.len() != count * dim * 4 {
+        return None;
+    }
+    let floats: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    Some(floats.chunks_exact(dim).map(<[f32]>::to_vec).collect())
+}
+
+/// Writes `vectors` to `file` whole or not at all (a temporary file renamed
+/// into place); a failure only costs embedding them again next time.
+fn write_vectors(file: &Path, vectors: &[Vec<f32>]) {
+    let bytes: Vec<u8> = vectors.iter().flatten().flat_map(|f| f.to_le_bytes()).collect();
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    let written = file.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&tmp, &bytes)).and_then(|()| std::fs::rename(&tmp, file));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        tracing::info!("could not keep the anchor vectors for the next start: {e}");
+    }
 }
 
 #[cfg(test)]
