@@ -143,9 +143,13 @@ fn everyday_questions_are_refused_unless_the_repository_speaks_them() {
     let file = FileRecord { path: "app/recipes/baking.py".into(), sha256: code_intel_store::content_hash(content), size: content.len() as i64, mtime_ns: 0 };
     store.write(|w| w.replace_file(&file, &chunked, 0).map(drop)).unwrap();
     embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
-    let res = search(&store, Some(&vectors), &SearchRequest::new("banana bread recipe with walnuts")).unwrap();
-    assert!(!res.no_confident_match, "{res:#?}");
-    assert_eq!(res.hits[0].file, "app/recipes/baking.py");
+    // Every word in one chunk; then the content words known though "good"
+    // is in no chunk.
+    for query in ["banana bread recipe with walnuts", "what is a good recipe for banana bread with walnuts"] {
+        let res = search(&store, Some(&vectors), &SearchRequest::new(query)).unwrap();
+        assert!(!res.no_confident_match, "{query:?}: {res:#?}");
+        assert_eq!(res.hits[0].file, "app/recipes/baking.py", "{query:?}");
+    }
 }
 
 #[test]

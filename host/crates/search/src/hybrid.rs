@@ -321,9 +321,11 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     let familiar = mode == Mode::Hybrid && found_by_keyword && vocabulary.as_ref().is_some_and(Vocabulary::familiar);
     // Everyday talk ("how many moons does Jupiter have") is answered only
     // where the repository speaks its language: a chunk holding every word,
-    // a definition of what it names, a phrase it quotes. Knowing most of
-    // its words is not enough: "many" and "have" are in every repository.
-    let everyday = everyday && !every_word && !hits.iter().any(|h| h.defines || h.quoted.is_some());
+    // a definition of what it names, a phrase it quotes, its content words
+    // in the index ("many" and "have" are in every repository; "moons" and
+    // "Jupiter" are not).
+    let speaks = vocabulary.as_ref().is_some_and(Vocabulary::speaks);
+    let everyday = everyday && !every_word && !speaks && !hits.iter().any(|h| h.defines || h.quoted.is_some());
     let any_confident = !gibberish && !everyday && (hits.iter().any(|h| h.confident) || glossary_confident || familiar);
     if any_confident {
         let mut hits = by_file(hits, query, &request.weights);
@@ -397,6 +399,21 @@ fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<Se
     out
 }
 
+/// English words of requests about anything (beyond the stop words):
+/// knowing them says nothing of what a repository is about.
+const COMMON_WORDS: &[&str] = &[
+    "able", "after", "again", "all", "already", "always", "another", "anything", "around", "ask", "away", "back", "because",
+    "before", "best", "better", "big", "both", "bring", "call", "come", "day", "days", "different", "done", "each", "enough",
+    "even", "ever", "every", "far", "feel", "few", "find", "first", "found", "get", "gets", "getting", "give", "goes", "going",
+    "gone", "good", "got", "great", "had", "has", "have", "having", "help", "her", "here", "him", "his", "hour", "hours", "just",
+    "keep", "keeps", "kind", "know", "last", "least", "less", "let", "like", "little", "long", "look", "lot", "lots", "made",
+    "make", "makes", "many", "may", "might", "more", "most", "much", "must", "near", "never", "next", "nice", "not", "nothing",
+    "off", "often", "old", "once", "one", "only", "other", "out", "over", "own", "people", "place", "put", "quite", "really",
+    "same", "say", "see", "seem", "seems", "she", "since", "something", "still", "such", "sure", "take", "tell", "thing",
+    "things", "think", "those", "though", "three", "through", "today", "together", "tomorrow", "too", "two", "under", "until",
+    "use", "used", "very", "way", "ways", "week", "well", "went", "whole", "whose", "without", "won", "year", "years", "yet",
+];
+
 /// Known words that make a request [`Vocabulary::familiar`].
 const FAMILIAR_WORDS: usize = 3;
 
@@ -416,6 +433,11 @@ struct Vocabulary {
     /// Of the known words, vocabulary terms that are everyday words too
     /// ([`crate::glossary::software_terms`]).
     everyday: usize,
+    /// Plain ASCII words that are not [`COMMON_WORDS`]: what the request
+    /// is about ("songs", "artist"; not "many", "have").
+    content: usize,
+    /// Of the [`Vocabulary::content`] words, those the index knows.
+    content_known: usize,
 }
 
 impl Vocabulary {
@@ -431,6 +453,18 @@ impl Vocabulary {
     fn familiar(&self) -> bool {
         let known = self.total.saturating_sub(self.unknown);
         known >= FAMILIAR_WORDS && known * 3 >= self.total * 2
+    }
+
+    /// The repository speaks the request's language: two of its content
+    /// words at least, and two thirds of them, are in the index (for a
+    /// CJK request: two known words that are not everyday vocabulary).
+    /// What lets everyday talk through ("songs by the same artist play
+    /// twice" to a music player).
+    fn speaks(&self) -> bool {
+        if self.cjk {
+            return self.known.saturating_sub(self.everyday) >= 2;
+        }
+        self.content_known >= 2 && self.content_known * 3 >= self.content * 2
     }
 }
 
@@ -454,10 +488,15 @@ fn vocabulary(store: &Store, query: &str) -> Result<Vocabulary, SearchError> {
     };
     let mut vocabulary = Vocabulary { cjk: has_cjk(query), ..Vocabulary::default() };
     for word in &words {
-        if found(word)? {
+        let known = found(word)?;
+        if known {
             vocabulary.known += 1;
         } else {
             vocabulary.unknown += 1;
+        }
+        if !COMMON_WORDS.contains(&word.to_ascii_lowercase().as_str()) {
+            vocabulary.content += 1;
+            vocabulary.content_known += usize::from(known);
         }
     }
     let terms = crate::glossary::matched_terms(query);
@@ -729,7 +768,7 @@ mod tests {
 
     #[test]
     fn vocabulary_judges_requests_by_their_words() {
-        let v = |unknown, total, cjk, known| Vocabulary { unknown, total, cjk, known, everyday: 0 };
+        let v = |unknown, total, cjk, known| Vocabulary { unknown, total, cjk, known, ..Vocabulary::default() };
         // "qwxz zzkv plorf": nothing known.
         assert!(v(3, 3, false, 0).off_topic() && !v(3, 3, false, 0).familiar());
         // "how do I repot an orchid without damaging the roots": 3 of 5 known.
@@ -740,7 +779,21 @@ mod tests {
         assert!(v(0, 0, true, 0).off_topic());
         assert!(!v(0, 1, true, 1).off_topic(), "one software word is enough in Japanese");
         // "新幹線で東京から大阪まで何時間かかりますか": 時間 is an everyday word.
-        assert!(Vocabulary { unknown: 0, total: 1, cjk: true, known: 1, everyday: 1 }.off_topic());
+        assert!(Vocabulary { unknown: 0, total: 1, cjk: true, known: 1, everyday: 1, ..Vocabulary::default() }.off_topic());
+    }
+
+    #[test]
+    fn a_repository_speaks_a_request_when_it_knows_its_content_words() {
+        let v = |content, content_known| Vocabulary { content, content_known, ..Vocabulary::default() };
+        // "songs by the same artist play twice" to a music player: songs, artist, play of 4.
+        assert!(v(4, 3).speaks());
+        // "how many moons does Jupiter have" to anything but a planetarium: moons at most.
+        assert!(!v(2, 1).speaks());
+        assert!(!v(1, 1).speaks(), "one word is not a language");
+        // Japanese: two known words that are not everyday vocabulary.
+        assert!(Vocabulary { cjk: true, known: 3, everyday: 1, ..Vocabulary::default() }.speaks());
+        assert!(!Vocabulary { cjk: true, known: 2, everyday: 1, ..Vocabulary::default() }.speaks());
+        assert!(COMMON_WORDS.windows(2).all(|w| w[0] < w[1]), "sorted, each once");
     }
 
     #[test]
