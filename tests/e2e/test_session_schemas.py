@@ -3,8 +3,8 @@
 The official Python client already checks each result against the tool's
 `outputSchema`; these journeys go further: they reach every session tool in
 each of its answer shapes (accepted and refused submissions, a rejected slot,
-an outcome retried and then replaced by a failure, an outcome without an
-agreement, verdicts FACT and REJECTED), and check each result against a
+a submission and an outcome retried, an outcome replaced by a failure, an
+outcome without an agreement, verdicts FACT and REJECTED), and check each result against a
 strict copy of the schema in which no object may carry a property the schema
 does not declare. A field added to a result but not to its type, or a value
 of another type than declared, fails here."""
@@ -101,6 +101,8 @@ async def precise_journey(r: Recorder):
     assert rel["results"][1]["reinvestigation_guidance"]["next_actions"], rel
     sub = await r.ok("submit_understanding", {"session_id": sid, **UNDERSTANDING})
     assert sub["accepted"] is True and sub["next_phase"] == "READY", sub
+    retry = await r.ok("submit_understanding", {"session_id": sid, **UNDERSTANDING})
+    assert retry["already_submitted"] is True and retry["next_phase"] == "READY", retry
     await r.ok("check_write_target", {"session_id": sid, "path": "app/services.py"})
     await r.ok("check_write_target", {"session_id": sid, "path": "lib/Billing/Invoice.php"})
     await r.ok("add_explored_files", {"session_id": sid, "paths": ["lib/Billing/Invoice.php"]})

@@ -396,6 +396,10 @@ pub struct RejectedSlot {
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct SubmitUnderstandingResult {
     pub accepted: bool,
+    /// A retry of the submission that was accepted last: its result, read
+    /// back; nothing was checked or written again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_submitted: Option<bool>,
     /// When refused: `inconsistent_evidence` or `required_tools_not_used`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -442,6 +446,8 @@ pub struct SubmitUnderstandingResult {
     /// When accepted: the session's write set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explored_files: Option<BTreeSet<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     pub next_step: String,
 }
 

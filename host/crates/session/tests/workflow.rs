@@ -419,3 +419,44 @@ fn query_text_over_the_request_limit_is_refused_unlogged() {
     let ok = "x".repeat(code_intel_session::workflow::MAX_QUERY_CHARS);
     assert!(w.query(None, &ok, None).is_ok());
 }
+
+/// A client whose answer to `submit_understanding` was lost in a crash sends
+/// it again: it gets what the first submission established, not a phase
+/// refusal; anything but such a retry is still refused in READY.
+#[test]
+fn a_retried_understanding_gets_its_recorded_answer() {
+    let fx = Fixture::new();
+    let w = fx.open();
+    let q = "When the password is empty the login form shows no error; add a check to the login form.";
+    let sid = start(&w, Intent::Modify, q);
+    w.set_query_frame(
+        &sid,
+        &json!({
+            "target_feature": {"value": "login", "quote": "login"},
+            "trigger_condition": {"value": "password is empty", "quote": "When the password is empty"},
+            "observed_issue": {"value": "no error shown", "quote": "shows no error"},
+            "desired_action": {"value": "add a check", "quote": "add a check to the login form"},
+        }),
+    )
+    .unwrap();
+    tool(&w, &sid, "find_definitions", json!({"symbol": "LoginForm"}), defs(&[("LoginForm", "app/forms.py"), ("LoginView", "app/views.py"), ("LoginService", "app/auth.py")])).unwrap();
+    tool(&w, &sid, "find_references", json!({"symbol": "LoginForm"}), json!({"references": [{"file": "app/views.py", "line": 2}]})).unwrap();
+    let sub = understanding(&["LoginForm", "LoginView", "LoginService"], &["LoginView"], &["app/forms.py", "app/views.py"], &["forms validate in clean()"]);
+    let first = w.submit_understanding(&sid, &sub).unwrap();
+    assert_eq!((&first["accepted"], &first["next_phase"]), (&json!(true), &json!("READY")), "{first:#}");
+    assert!(first.get("already_submitted").is_none());
+
+    let again = w.submit_understanding(&sid, &sub).unwrap();
+    assert_eq!(again["already_submitted"], true, "{again:#}");
+    for key in ["accepted", "next_phase", "requirements", "have", "missing_requirements", "explored_files", "risk_level"] {
+        assert_eq!(again[key], first[key], "{key}");
+    }
+    assert_eq!(w.get_session_status(&sid).unwrap()["tool_calls"], json!(3), "the retry records no call");
+
+    // Another understanding is no retry: refused.
+    let other = understanding(&["LoginForm", "LoginView", "LoginService"], &["LoginView"], &["app/forms.py"], &["forms validate in clean()"]);
+    assert!(w.submit_understanding(&sid, &other).unwrap_err().to_string().contains("READY"));
+    // Nor is the same one after the session went on.
+    tool(&w, &sid, "find_definitions", json!({"symbol": "LoginView"}), defs(&[("LoginView", "app/views.py")])).unwrap();
+    assert!(w.submit_understanding(&sid, &sub).unwrap_err().to_string().contains("READY"));
+}

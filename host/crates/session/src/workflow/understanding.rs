@@ -17,6 +17,9 @@ impl Workflow {
                 return Err(SessionError::Closed(s.id.clone()));
             }
             if s.phase != Phase::Exploration {
+                if let Some(recorded) = self.resubmitted(conn, s, input)? {
+                    return Ok(to_json(&recorded));
+                }
                 return Err(SessionError::WrongPhase {
                     action: "submit_understanding".into(),
                     phase: s.phase,
@@ -330,6 +333,67 @@ impl Workflow {
                 ..SubmitUnderstandingResult::default()
             }))
         })
+    }
+
+    /// The answer to a retried `submit_understanding`: when the session's
+    /// last call was an accepted submission of the same understanding (a
+    /// client whose answer was lost in a crash sends it again), what that
+    /// submission established, read back; nothing is checked or written
+    /// again. `None` for anything else, which the phase then refuses.
+    fn resubmitted(&self, conn: &Connection, s: &SessionState, input: &UnderstandingInput) -> Result<Option<SubmitUnderstandingResult>> {
+        if !matches!(s.phase, Phase::Ready | Phase::Semantic) {
+            return Ok(None);
+        }
+        let Some(u) = &s.understanding else { return Ok(None) };
+        let calls = Self::calls(conn, &s.id)?;
+        let last = calls.iter().rev().find(|c| !c.refused);
+        if !last.is_some_and(|c| c.tool == "submit_understanding" && c.epoch == s.epoch) {
+            return Ok(None);
+        }
+        let trimmed = |v: &[String]| v.iter().map(|x| x.trim().to_string()).collect::<BTreeSet<_>>();
+        let files: BTreeSet<String> = input.files_analyzed.iter().filter_map(|f| self.normalize("files_analyzed", f).ok()).collect();
+        let named: BTreeSet<String> = input
+            .symbols_identified
+            .iter()
+            .map(|c| match c {
+                SymbolClaim::Name(n) | SymbolClaim::Detailed { name: n, .. } => n.trim().to_string(),
+            })
+            .collect();
+        let same = files == u.files.iter().cloned().collect::<BTreeSet<_>>()
+            && trimmed(&input.entry_points) == u.entry_points.iter().cloned().collect::<BTreeSet<_>>()
+            && trimmed(&input.existing_patterns) == u.patterns.iter().cloned().collect::<BTreeSet<_>>()
+            && u.symbols.iter().all(|x| named.contains(x));
+        if !same {
+            return Ok(None);
+        }
+        let frame = s.frame.clone().unwrap_or_default();
+        let relevance: Vec<SymbolScore> = frame
+            .mapped_symbols
+            .iter()
+            .filter(|m| u.symbols.contains(&m.symbol))
+            .map(|m| SymbolScore { symbol: m.symbol.clone(), score: m.score, tier: m.tier, method: m.method.clone() })
+            .collect();
+        Ok(Some(SubmitUnderstandingResult {
+            accepted: true,
+            already_submitted: Some(true),
+            session_id: Some(s.id.clone()),
+            next_phase: Some(s.phase),
+            evaluated_confidence: Some(if s.missing_requirements.is_empty() { "high" } else { "low" }.into()),
+            risk_level: Some(s.risk_level),
+            requirements: Some(requirements_for(s.intent, s.risk_level).clone()),
+            have: Some(Counts {
+                symbols: u.symbols.len(),
+                entry_points: u.entry_points.iter().filter(|e| u.symbols.contains(e)).count(),
+                files: u.files.len(),
+                patterns: u.patterns.len(),
+            }),
+            missing_requirements: Some(s.missing_requirements.clone()),
+            symbol_relevance: Some(relevance),
+            explored_files: Some(s.explored_files.clone()),
+            note: Some("this understanding was accepted before (a retry?): what it established is returned, nothing was checked or written again".into()),
+            next_step: next_step(s),
+            ..SubmitUnderstandingResult::default()
+        }))
     }
 
     /// Checks submitted slot evidence against recorded calls (made after
