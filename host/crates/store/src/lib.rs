@@ -145,7 +145,7 @@ impl Store {
     fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Self> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         if path.is_some() {
-            let mode: String = conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get(0))?;
+            let mode = Self::enable_wal(&conn)?;
             if !mode.eq_ignore_ascii_case("wal") {
                 tracing::warn!(mode, "SQLite refused WAL mode; concurrent readers may block");
             }
@@ -162,6 +162,27 @@ impl Store {
         }
         migrations::migrate(&mut conn)?;
         Ok(Self { conn, path, term_counts: text_query::TermCountCache::default() })
+    }
+
+    /// Switches the database to WAL and returns the journal mode now in
+    /// force. On a new database several openers race to switch it, and
+    /// SQLite answers "database is locked" at once to all but one, without
+    /// calling the busy handler; they wait a little and try again, up to
+    /// [`BUSY_TIMEOUT`].
+    fn enable_wal(conn: &Connection) -> Result<String> {
+        let started = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(1);
+        loop {
+            match conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get::<_, String>(0)) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                }
+                other => return Ok(other?),
+            }
+        }
     }
 
     /// The database file, if not in memory.
