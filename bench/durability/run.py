@@ -17,15 +17,17 @@ Scenarios (`--kills`, `--concurrent`):
 
 - kill: edit some files (change, add, delete) in both copies; index R; start
   `code-intel index` on W and send it SIGKILL after a random delay up to the
-  time that run should take (R's run of the same edits, scaled by what
-  embedding adds); then index W again, which must
+  time that run should take (the last run that finished before its kill, at
+  first R's run of the same edits scaled by what embedding adds); then index
+  W again, which must
   finish (a run that does not within the time limit is a hang) and exit 0.
   Every third kill hits a cold index (W's `.code-intel/` removed first), the
   longest run there is. With a model, the runs embed, so kills land in the
   middle of embedding too.
 - concurrent: edit a few files in both copies; index R; start two `code-intel
   index` processes on W a random 0-300 ms apart (every other pair: one of them
-  `--force`); both must exit 0.
+  `--force`; every third pair on a cold index, so both create the database);
+  both must exit 0.
 - serve (`--serve-kills`): on a fresh copy of fixtures/mini-repo, drive a
   MODIFY session over stdio (start_session ... submit_understanding,
   check_write_target, record_outcome success) and SIGKILL `code-intel serve`
@@ -467,17 +469,9 @@ def serve_attempt(runner: Runner, repo: Path, rng: random.Random, stats: dict) -
             if sid:
                 problems += verify_acknowledged(server, sid, acknowledged)
             continue
-        try:
-            data = server.tool(name, args)
-        except RuntimeError as e:
-            # The answer to submit_understanding was lost but the session moved
-            # on: the retry is refused (the step is done once). A client reads
-            # the session's status and goes on from there.
-            retried = step == kill_at and "unanswered" in where
-            if not (retried and name == "submit_understanding" and "phase_refused" in str(e)):
-                raise
-            data = {"next_phase": server.tool("get_session_status", {"session_id": sid}).get("phase")}
-            stats["serve_retry_refused"] = stats.get("serve_retry_refused", 0) + 1
+        data = server.tool(name, args)
+        if data.get("already_submitted") or data.get("already_recorded"):
+            stats["serve_retries_answered"] += 1
         if name == "start_session":
             sid = data["session_id"]
         step = note(acknowledged, name, data, step)
@@ -605,9 +599,10 @@ def main() -> int:
           f"{' with embedding' if runner.embed else ' (--no-embed)'}, reference {ref_secs:.1f} s", flush=True)
 
     failures: list[str] = []
+    finished_run: float | None = None
     stats = {"kills": 0, "killed_mid_run": 0, "finished_before_kill": 0, "cold_kills": 0, "hangs": 0,
              "integrity_failures": 0, "differences": 0, "recovery_seconds": [],
-             "concurrent": 0, "concurrent_failures": 0}
+             "concurrent": 0, "concurrent_cold": 0, "concurrent_failures": 0}
 
     def fail(kind: str, attempt: int, what: list[str]) -> None:
         failures.append(f"{kind} {attempt} (--seed {seed}): " + "; ".join(what))
@@ -623,11 +618,19 @@ def main() -> int:
         if cold:
             shutil.rmtree(w / ".code-intel")
             stats["cold_kills"] += 1
-        # How long W's run should take: the reference's run of the same edits,
-        # scaled by what embedding adds (W's cold run against R's).
-        horizon = cold_secs if cold else ref_run * max(1.0, cold_secs / max(ref_secs, 0.01))
+        # How long W's run should take: the last W run that finished before
+        # its kill, else the reference's run of the same edits scaled by what
+        # embedding adds (W's cold run against R's), at most 30 s.
+        if cold:
+            horizon = cold_secs
+        elif finished_run is not None:
+            horizon = finished_run
+        else:
+            horizon = min(ref_run * max(1.0, cold_secs / max(ref_secs, 0.01)), 30.0)
         delay = rng.uniform(0.0, horizon)
         killed, ran = runner.index_killed(w, delay)
+        if not killed and not cold:
+            finished_run = ran
         stats["kills"] += 1
         stats["killed_mid_run" if killed else "finished_before_kill"] += 1
         code, secs, err = runner.index(w, a.timeout)
@@ -654,6 +657,11 @@ def main() -> int:
             fail("concurrent", attempt, [f"reference index exit {code}: {err}"])
             continue
         force = attempt % 2 == 1
+        cold = attempt % 3 == 2
+        if cold:
+            # Both open a database that does not exist yet.
+            shutil.rmtree(w / ".code-intel")
+            stats["concurrent_cold"] += 1
         stats["concurrent"] += 1
         procs = []
         t0 = time.monotonic()
@@ -677,15 +685,15 @@ def main() -> int:
             problems = check(runner, w, r, rng)
         if problems:
             stats["concurrent_failures"] += 1
-            fail("concurrent", attempt, problems + [f"{'index + index --force' if force else 'index + index'}; edits: {edits}"])
+            fail("concurrent", attempt, problems + [f"{'index + index --force' if force else 'index + index'}{' (cold)' if cold else ''}; edits: {edits}"])
         else:
-            print(f"concurrent {attempt}: {'index + index --force' if force else 'index + index'} "
+            print(f"concurrent {attempt}: {'index + index --force' if force else 'index + index'}{' (cold)' if cold else ''} "
                   f"in {time.monotonic() - t0:.1f} s, identical", flush=True)
 
     stats["serve_kills"] = 0
     stats["serve_failures"] = 0
     stats["serve_killed_before_answer"] = 0
-    stats["serve_retry_refused"] = 0
+    stats["serve_retries_answered"] = 0
     stats["serve_kills_by_call"] = {}
     for attempt in range(a.serve_kills):
         repo = work / f"serve-{attempt}"
