@@ -1,9 +1,10 @@
-//! The shared store on a real PostgreSQL 18 + pgvector server that each test
+//! The shared store on a real PostgreSQL 16 + pgvector server that each test
 //! starts itself (`scripts/pg`): a second checkout takes every chunk list and
 //! vector a first one published and embeds nothing; a store that is down,
 //! refuses the credentials or was migrated by a newer code-intel leaves
 //! indexing local-only with a status line and exit 0; publishers running at
-//! once neither duplicate nor corrupt rows.
+//! once neither duplicate nor corrupt rows; `search --shared` finds code in
+//! every published repository and names it.
 
 mod embed_support;
 mod services;
@@ -380,4 +381,119 @@ fn publishers_at_once_neither_duplicate_nor_corrupt_rows() {
         "another path is a miss"
     );
     assert_eq!(pg.psql("SELECT count(*) FROM code_intel_meta"), "1");
+}
+
+fn search_shared(cwd: &Path, store: &str, model_dir: &Path, query: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_code-intel"))
+        .args(["search", "--shared", "--json", "-n", "5", query])
+        .current_dir(cwd)
+        .env("CODE_INTEL_SHARED_STORE", store)
+        .env("CODE_INTEL_MODEL_DIR", model_dir)
+        .env_remove("CODE_INTEL_EMBEDDING_ENDPOINT")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn organisation_wide_search_names_the_repository_of_each_hit() {
+    let Some(model_dir) =
+        embed_support::real_model_dir("organisation_wide_search_names_the_repository_of_each_hit")
+    else {
+        return;
+    };
+    let pg = Postgres::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let (shop, tools) = (tmp.path().join("shop"), tmp.path().join("tools"));
+    copy_dir(&embed_support::fixture_dir(), &shop);
+    copy_dir(
+        &embed_support::fixture_dir()
+            .parent()
+            .unwrap()
+            .join("mini-repo"),
+        &tools,
+    );
+    for repo in [&shop, &tools] {
+        let r = report(&index(repo, &pg.url, &model_dir));
+        assert_eq!(
+            r["shared"]["repository"],
+            repo.file_name().unwrap().to_str().unwrap(),
+            "{}",
+            r["shared"]
+        );
+        assert_eq!(r["shared"]["repository_chunks"], r["total_chunks"]);
+    }
+    // Publishing again replaces, never duplicates.
+    let before = pg.psql("SELECT count(*) FROM repository_chunks");
+    report(&index(&shop, &pg.url, &model_dir));
+    assert_eq!(pg.psql("SELECT count(*) FROM repository_chunks"), before);
+    assert_eq!(pg.psql("SELECT count(*) FROM repositories"), "2");
+
+    let results = |query: &str| -> Value {
+        let out = search_shared(tmp.path(), &pg.url, &model_dir, query);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // A question only the vectors answer (no shared words with the code).
+    let r = results("where do users log in");
+    assert_eq!(r["shared"]["repositories"], 2);
+    assert_eq!(r["shared"]["vector_search"], "ready", "{r}");
+    let top = &r["results"][0];
+    assert_eq!(
+        (top["repository"].as_str(), top["path"].as_str()),
+        (Some("shop"), Some("app/auth/session.py")),
+        "{r}"
+    );
+    assert!(
+        top["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "vector"),
+        "{r}"
+    );
+    // An identifier of the other repository.
+    let r = results("UserService rename");
+    let top = &r["results"][0];
+    assert_eq!(
+        (top["repository"].as_str(), top["path"].as_str()),
+        (Some("tools"), Some("app/services.py")),
+        "{r}"
+    );
+    assert!(
+        top["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "keyword"),
+        "{r}"
+    );
+
+    // The store down: the local index of the current repository answers,
+    // with a note, and the command succeeds.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = search_shared(
+        &shop,
+        &format!("postgres://code_intel:x@127.0.0.1:{port}/code_intel"),
+        &model_dir,
+        "where do users log in",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("searching this repository's local index only")
+    );
+    let local: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(local.to_string().contains("app/auth/session.py"), "{local}");
 }

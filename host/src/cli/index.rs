@@ -307,6 +307,7 @@ fn embed(
     let report = report.map_err(|e| format!("embedding failed: {e}"))?;
     if let Some((shared, shared_report)) = shared.as_mut() {
         super::shared::publish_vectors(shared, store, &encoder, shared_report);
+        super::shared::publish_repository(shared, store, root, shared_report);
     }
     // Only a graph index has a snapshot to bring up to date; below the
     // exact-search size a search scans the vectors straight from the store.

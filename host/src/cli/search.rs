@@ -45,6 +45,11 @@ pub struct SearchArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Search every repository published to the shared store (config
+    /// `shared_store` / `CODE_INTEL_SHARED_STORE`) instead of this one's index;
+    /// each hit names its repository.
+    #[arg(long)]
+    pub shared: bool,
 }
 
 pub fn run(args: &SearchArgs) -> ExitCode {
@@ -63,6 +68,11 @@ pub fn run(args: &SearchArgs) -> ExitCode {
 
 fn search(args: &SearchArgs) -> Result<String, String> {
     let root = super::index::resolve_repo(args.repo.as_deref())?;
+    if args.shared
+        && let Some(out) = super::shared::search(&args.query, &root, &super::index::load_config(&root)?, args.limit, args.json)?
+    {
+        return Ok(out);
+    }
     let store = Store::open_existing(&config::database_path(&root)).map_err(|e| e.to_string())?;
     let config = super::index::load_config(&root)?;
 

