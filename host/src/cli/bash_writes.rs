@@ -1482,12 +1482,24 @@ const PYTHON_WRITERS: &[&str] = &[
 /// `().__class__...` reach everything; not even in a string), no frame,
 /// generator or traceback attribute (`f_builtins` is the builtins as a
 /// dictionary), and holds no non-ASCII identifier
-/// (Python folds `ｏｐｅｎ` into `open`). Plain string literals are skipped;
-/// f-strings are read whole, since their braces hold code. A check of
-/// names, not a sandbox: conservative, it refuses some harmless code (any
-/// `import`, a string mentioning `open` inside an f-string).
+/// (Python folds `ｏｐｅｎ` into `open`). Plain string literals are skipped,
+/// unless the code holds an f-string: then every character is read as code.
+/// A check of names, not a sandbox: conservative, it refuses some harmless
+/// code (any `import`, a string mentioning `open` next to an f-string).
 fn python_code_is_read_only(code: &str) -> Result<(), String> {
     let chars: Vec<char> = code.chars().collect();
+    // Since Python 3.12 an f-string's braces may hold strings in its own
+    // quotes, so where it ends cannot be told without parsing Python: with an
+    // f-string anywhere, every character is read as code (a string or a
+    // comment hides nothing).
+    let f_string = (0..chars.len()).any(|i| {
+        let starts_word = i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        let prefix: String = chars[i..].iter().take(3).collect::<String>().to_ascii_lowercase();
+        starts_word && (prefix.starts_with("f'") || prefix.starts_with("f\"") || ["rf'", "rf\"", "fr'", "fr\""].contains(&prefix.as_str()))
+    });
+    if f_string {
+        return python_names_are_read_only(&chars);
+    }
     let mut i = 0;
     let mut ident = String::new();
     let check = |ident: &mut String| -> Result<(), String> {
@@ -1516,16 +1528,10 @@ fn python_code_is_read_only(code: &str) -> Result<(), String> {
                     && candidate.len() <= 2
                     && candidate.chars().all(|p| matches!(p.to_ascii_lowercase(), 'r' | 'b' | 'u' | 'f'))
                 {
-                    let f_string = candidate.to_ascii_lowercase().contains('f');
                     ident.clear();
-                    let (open, end) = skip_python_string(&chars, i + 1)?;
+                    let (_, end) = skip_python_string(&chars, i + 1)?;
                     if chars[i + 1..end].windows(2).any(|w| w == ['_', '_']) {
                         return Err("a string in it names a dunder, which can reach code that writes files".into());
-                    }
-                    if f_string {
-                        // Its braces hold code: read all of it as code.
-                        let inner: String = chars[i + 1 + open..end - open].iter().collect();
-                        python_code_is_read_only(&inner)?;
                     }
                     i = end;
                     continue;
@@ -1554,6 +1560,27 @@ fn python_code_is_read_only(code: &str) -> Result<(), String> {
         }
     }
     check(&mut ident)
+}
+
+/// Every name in `chars`, strings and comments included, checked as in
+/// [`python_code_is_read_only`]; any non-ASCII character refused.
+fn python_names_are_read_only(chars: &[char]) -> Result<(), String> {
+    if let Some(c) = chars.iter().find(|c| !c.is_ascii()) {
+        return Err(format!("it holds {c:?} in code with an f-string, where Python may read it as a name"));
+    }
+    let text: String = chars.iter().collect();
+    for name in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|n| !n.is_empty()) {
+        if name.contains("__") {
+            return Err(format!("it names {name}, which reaches code that writes files"));
+        }
+        if ["f_", "gi_", "cr_", "ag_", "tb_", "co_"].iter().any(|p| name.starts_with(p)) {
+            return Err(format!("it names {name}, through which code reaches the builtins"));
+        }
+        if PYTHON_WRITERS.contains(&name) {
+            return Err(format!("it uses `{name}`, which may write files or run code the gate cannot read"));
+        }
+    }
+    Ok(())
 }
 
 /// The string literal whose quote is at `start`: the length of its quotes
@@ -1771,6 +1798,8 @@ mod tests {
             "python3 -c \"exec('op' + 'en(1)')\"",
             "python3 -c \"eval(compile('1', 'x', 'eval'))\"",
             "python3 -c 'print(f\"{open(1)}\")'",
+            "python3 -c 'print(f\"{ \"x\" }{open(1)}\")'",
+            "python3 -c 'print(rf\"{ \"#\" }\", open(1))'",
             "python3 -c 'print(().__class__)'",
             "python3 -c 'print(vars()[\"x\"])'",
             "python3 -c \"(x for x in []).gi_frame.f_builtins['op' + 'en']('a.py', 'w').write('x')\"",
