@@ -730,6 +730,14 @@ fn identifier_parts(token: &str) -> Vec<&str> {
     parts
 }
 
+/// English words too common to rank by (dropped from a query that has
+/// other words, as the local index's lexical search drops them).
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
+    "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "should", "that", "the",
+    "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "with", "you",
+];
+
 /// The distinct words of a query, for an any-word `to_tsquery`.
 fn query_words(query: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
@@ -737,6 +745,9 @@ fn query_words(query: &str) -> Vec<String> {
         if w.chars().all(char::is_alphanumeric) && !words.iter().any(|x| x == w) {
             words.push(w.to_string());
         }
+    }
+    if words.iter().any(|w| !STOP_WORDS.contains(&w.as_str())) {
+        words.retain(|w| !STOP_WORDS.contains(&w.as_str()));
     }
     words
 }
@@ -989,7 +1000,12 @@ mod tests {
         assert_eq!(code_words("HTTPServer"), "httpserver http server ");
         assert_eq!(
             query_words("where do users log in? users"),
-            ["where", "do", "users", "log", "in"]
+            ["users", "log"]
+        );
+        assert_eq!(
+            query_words("how do I"),
+            ["how", "do", "i"],
+            "a query of stop words only keeps them"
         );
     }
 
