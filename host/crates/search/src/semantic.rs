@@ -454,7 +454,9 @@ impl VectorSearch {
         }
         let texts = anchor_texts();
         let dim = encoder.info().dim;
-        let mut key = model.clone();
+        // Not hex at its start, so `hash64` hashes all of it (it reads a
+        // leading hex digest as the hash).
+        let mut key = format!("anchors\n{model}");
         for (text, role) in &texts {
             key.push_str(&format!("\n{role:?}:{text}"));
         }
