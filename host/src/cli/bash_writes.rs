@@ -6,7 +6,8 @@
 //! can see them (redirections, `sed -i`, `tee`, `cp`/`mv`/`rm`/`touch`/...,
 //! `dd of=`, `git checkout -- FILE`, ...) and reports as *unprovable* every
 //! command it cannot prove read-only (an interpreter running a script or
-//! inline code, except `python -c` code that provably writes nothing,
+//! inline code, except `python -c` and `node -e|-p` code that provably
+//! writes nothing (`bash_writes/inline_code.rs`),
 //! `patch`, `git apply`, a command it does not know, a target behind a
 //! variable or a glob, ...). `npx`/`bunx`/`pnpm exec`/`yarn dlx` are judged
 //! by the command they run. The gate then allows a command only when it is
@@ -20,6 +21,8 @@
 //! the whole command unprovable.
 
 use std::path::{Component, Path, PathBuf};
+
+mod inline_code;
 
 /// A file a command writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +70,7 @@ fn analyze_depth(command: &str, cwd: Option<PathBuf>, depth: usize) -> Analysis 
             return out;
         }
     };
-    let mut walker = Walker { cwd_stack: Vec::new(), cwd, depth, out };
+    let mut walker = Walker { cwd_stack: Vec::new(), cwd, depth, out, assigned: Vec::new() };
     walker.walk(&tokens);
     walker.out
 }
@@ -549,6 +552,8 @@ struct Walker {
     cwd: Option<PathBuf>,
     depth: usize,
     out: Analysis,
+    /// Variables assigned for the command being read (`PYTHONPATH=. python ...`).
+    assigned: Vec<String>,
 }
 
 /// Words that start or end compound commands; the command after them is analysed as usual.
@@ -672,14 +677,17 @@ impl Walker {
             }
         }
         // Assignments before the command.
+        self.assigned.clear();
         while let Some(first) = words.first() {
             if is_assignment(first) {
+                self.assigned.push(first.text.split('=').next().unwrap_or_default().to_string());
                 words = &words[1..];
             } else {
                 break;
             }
         }
         self.command(words, isolated);
+        self.assigned.clear();
     }
 
     #[allow(clippy::too_many_lines)]
@@ -703,6 +711,9 @@ impl Walker {
                 while let Some(first) = rest.first() {
                     let t = first.text.as_str();
                     if t.starts_with('-') || (name == "env" && is_assignment(first)) {
+                        if name == "env" && is_assignment(first) {
+                            self.assigned.push(t.split('=').next().unwrap_or_default().to_string());
+                        }
                         rest = &rest[1..];
                         // Options with a value.
                         if matches!((name.as_str(), t), ("nice", "-n") | ("sudo", "-u" | "-g") | ("env", "-u" | "-C") | ("timeout", "-s" | "-k"))
@@ -952,18 +963,61 @@ impl Walker {
                 return;
             }
             if let Some(code) = python_inline_code(words) {
-                match code.and_then(|c| python_code_is_read_only(&c.text)) {
-                    Ok(()) => {}
-                    Err(why) => self.unprovable(format!("`{name} -c`: {why}")),
+                let flags = &args[..args.iter().position(|a| *a == "-c").unwrap_or(0)];
+                let isolated = flags.contains(&"-I") || flags.contains(&"-P");
+                let ignores_env = flags.contains(&"-I") || flags.contains(&"-E");
+                let checked = code.and_then(|c| python_code_is_read_only(&c.text)).and_then(|modules| {
+                    if let Some(var) = self.assigned.iter().find(|v| v.starts_with("PYTHON") && !ignores_env || v.starts_with("LD_")) {
+                        return Err(format!("{var} is set for it, which changes what Python loads"));
+                    }
+                    if modules.is_empty() || isolated {
+                        return Ok(());
+                    }
+                    match &self.cwd {
+                        None => Err("it imports from a directory only known when the command runs (run it with `python -I`)".into()),
+                        Some(cwd) => inline_code::python_shadowed_in(cwd).map_or(Ok(()), Err),
+                    }
+                });
+                if let Err(why) = checked {
+                    self.unprovable(format!("`{name} -c`: {why}"));
                 }
                 return;
             }
         }
-        let how = if args.iter().any(|a| matches!(*a, "-c" | "-e" | "-E" | "-r" | "--eval" | "-p" | "-pe" | "-ne" | "-i" | "-pi")) {
-            "inline code"
-        } else {
-            "a script"
-        };
+        if matches!(name, "node" | "nodejs") {
+            if let Some(code) = node_inline_code(words) {
+                let checked = code.and_then(|c| inline_code::node_code_is_read_only(&c.text)).and_then(|json_files| {
+                    if let Some(var) = self.assigned.iter().find(|v| v.starts_with("NODE_") || v.starts_with("LD_")) {
+                        return Err(format!("{var} is set for it, which changes what node loads"));
+                    }
+                    for file in json_files {
+                        let Some(cwd) = &self.cwd else {
+                            return Err(format!("it requires '{file}' from a directory only known when the command runs"));
+                        };
+                        // node picks the loader by the resolved file's extension, and a
+                        // missing file may resolve to `FILE.js` or a package directory.
+                        match std::fs::canonicalize(cwd.join(&file)) {
+                            Ok(real) if real.is_file() && real.extension().is_some_and(|e| e == "json") => {}
+                            _ => return Err(format!("it requires '{file}', which is not a JSON file here (node would load something else)")),
+                        }
+                    }
+                    Ok(())
+                });
+                if let Err(why) = checked {
+                    self.unprovable(format!("`{name} -e`: {why}"));
+                }
+                return;
+            }
+        }
+        let inline = args.iter().any(|a| matches!(*a, "-c" | "-e" | "-E" | "-r" | "--eval" | "-p" | "-pe" | "-ne" | "-i" | "-pi" | "-n" | "-lne" | "-lane"));
+        if inline && matches!(name, "perl" | "ruby") {
+            self.unprovable(format!(
+                "`{name}` runs inline code the write gate does not read (it reads only python -c and node -e|-p code); \
+                 to read text use grep, rg, sed -n or awk"
+            ));
+            return;
+        }
+        let how = if inline { "inline code" } else { "a script" };
         self.unprovable(format!("`{name}` runs {how} that may write files; the write gate cannot tell which"));
     }
 
@@ -1469,15 +1523,33 @@ fn python_inline_code(words: &[Word]) -> Option<Result<&Word, String>> {
     None
 }
 
+/// The code of `node -e|--eval|-p|--print|-pe CODE` with nothing before it
+/// (another option may load code: `-r`, `--import`, `--loader`): `None`
+/// without such an option; an error when the code cannot be read.
+fn node_inline_code(words: &[Word]) -> Option<Result<&Word, String>> {
+    let position = words.iter().position(|w| matches!(w.text.as_str(), "-e" | "--eval" | "-p" | "--print" | "-pe"))?;
+    if let Some(other) = words[..position].first() {
+        return Some(Err(format!("the option {} comes before the code, and the gate does not read what it loads", other.text)));
+    }
+    Some(match words.get(position + 1) {
+        Some(code) if !code.dynamic && code.substitutions.is_empty() => Ok(code),
+        Some(_) => Err("its code is only known when it runs".into()),
+        None => Err("no code after the option".into()),
+    })
+}
+
 /// Builtins through which Python code can write a file, run code it
-/// builds, or reach an object by a name held in a string.
+/// builds, or reach an object by a name held in a string. (`import` is
+/// read by [`inline_code::python_imports`].)
 const PYTHON_WRITERS: &[&str] = &[
     "open", "exec", "eval", "compile", "getattr", "setattr", "delattr", "globals", "locals", "vars", "breakpoint", "help",
-    "import", "memoryview",
+    "memoryview",
 ];
 
-/// Whether inline Python code provably writes no file: it imports nothing
-/// (every module reaches `os` one way or another), calls none of
+/// Whether inline Python code provably writes no file: it imports only
+/// modules of a short list and uses them only through listed attributes
+/// (checked by [`inline_code::python_imports`], which returns them; any
+/// other module reaches `os` one way or another), calls none of
 /// [`PYTHON_WRITERS`], names no dunder (`__import__`, `__builtins__`,
 /// `().__class__...` reach everything; not even in a string), no frame,
 /// generator or traceback attribute (`f_builtins` is the builtins as a
@@ -1485,8 +1557,8 @@ const PYTHON_WRITERS: &[&str] = &[
 /// (Python folds `ｏｐｅｎ` into `open`). Plain string literals are skipped,
 /// unless the code holds an f-string: then every character is read as code.
 /// A check of names, not a sandbox: conservative, it refuses some harmless
-/// code (any `import`, a string mentioning `open` next to an f-string).
-fn python_code_is_read_only(code: &str) -> Result<(), String> {
+/// code (`import os`, a string mentioning `open` next to an f-string).
+fn python_code_is_read_only(code: &str) -> Result<Vec<String>, String> {
     let chars: Vec<char> = code.chars().collect();
     // Since Python 3.12 an f-string's braces may hold strings in its own
     // quotes, so where it ends cannot be told without parsing Python: with an
@@ -1497,8 +1569,13 @@ fn python_code_is_read_only(code: &str) -> Result<(), String> {
         let prefix: String = chars[i..].iter().take(3).collect::<String>().to_ascii_lowercase();
         starts_word && (prefix.starts_with("f'") || prefix.starts_with("f\"") || ["rf'", "rf\"", "fr'", "fr\""].contains(&prefix.as_str()))
     });
+    python_names_are_checked(&chars, f_string)?;
+    inline_code::python_imports(code, f_string)
+}
+
+fn python_names_are_checked(chars: &[char], f_string: bool) -> Result<(), String> {
     if f_string {
-        return python_names_are_read_only(&chars);
+        return python_names_are_read_only(chars);
     }
     let mut i = 0;
     let mut ident = String::new();
@@ -1787,6 +1864,7 @@ mod tests {
             "pnpm exec vitest run",
             "yarn dlx tsc --noEmit",
             "bunx jest",
+            "node -e 'console.log(1)'",
         ] {
             read_only(cmd);
         }
@@ -1811,7 +1889,6 @@ mod tests {
             "python3 -c 'print(\"unterminated)'",
             "python3 -c",
             "python3 -X dev script.py",
-            "node -e 'console.log(1)'",
             "npx prettier --write .",
             "npx eslint --fix src",
             "npx some-unknown-tool",
@@ -1825,6 +1902,138 @@ mod tests {
         assert_eq!(targets("python3 -c 'print(1)' > out.py"), ["/repo/out.py"]);
         assert_eq!(targets("npx -c 'echo x > a.py'"), ["/repo/a.py"]);
         assert_eq!(targets("npx tsc --noEmit 2> tsc.log"), ["/repo/tsc.log"]);
+    }
+
+    /// Inline Python may import a few modules that write nothing and use
+    /// them through listed attributes; everything else is refused, however
+    /// it is spelled.
+    #[test]
+    fn inline_python_imports_are_read() {
+        for cmd in [
+            "python -c \"import json,sys; print(json.load(sys.stdin)['x'])\"",
+            "python3 -c 'from os.path import join, exists; print(exists(join(\"a\", \"b\")))'",
+            "python3 -c 'import re; print(re.findall(r\"\\d+\", \"a1b22\"))'",
+            "python3 -c 'import math, itertools; print(math.sqrt(2), list(itertools.islice(itertools.count(), 3)))'",
+            "python3 -c 'import os.path as p; print(p.basename(\"a/b\"))'",
+            "python3 -c 'from collections import (Counter,\n    defaultdict,); print(Counter(\"aab\"), defaultdict(int))'",
+            "python3 -c 'import sys\nif len(sys.argv) > 1: import json\nprint(\";import os\")'",
+            "python3 -c 'import sys; sys.stdout.write(\"x\"); sys.exit(0)'",
+            "python3 -c 'import json; print(f\"{json.dumps([1])}\")'",
+            "cat package.json | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d[\"version\"])'",
+        ] {
+            read_only(cmd);
+        }
+        for cmd in [
+            "python3 -c 'import os; print(1)'",
+            "python3 -c 'import subprocess'",
+            "python3 -c 'import json, os'",
+            "python3 -c 'import importlib'",
+            "python3 -c 'import os.path; print(os.path.sep)'",
+            "python3 -c 'from os import path'",
+            "python3 -c 'from json import *'",
+            "python3 -c 'from sys import modules'",
+            "python3 -c 'from . import x'",
+            "python3 -c 'import json; print(json.decoder.re)'",
+            "python3 -c 'import json as j; print(j.scanner)'",
+            "python3 -c \"import sys; sys.modules['os'].remove('a.py')\"",
+            "python3 -c 'import sys; m = sys; print(m.modules)'",
+            "python3 -c 'import sys; print((sys).modules)'",
+            "python3 -c 'import sys; sys.path.insert(0, \".\")'",
+            "python3 -c 'import sys; print(f\"{sys.modules}\")'",
+            "python3 -c 'import sys; type(sys.stdout.buffer.raw)(\"a.py\", \"w\")'",
+            "python3 -c 'import json\\\nimport os'",
+            "python3 -c 'x = [import os]'",
+            "python3 -c 'if 1:import os'",
+            "python3 -c 'import json;import\tos'",
+            "PYTHONPATH=evil python3 -c 'import json'",
+            "env PYTHONPATH=evil python3 -c 'print(1)'",
+            "cd $D && python3 -c 'import json'",
+        ] {
+            unprovable(cmd);
+        }
+        // `python -c` imports from the current directory first.
+        let dir = tempfile::tempdir().unwrap();
+        let at = |cmd: &str| analyze(cmd, dir.path());
+        assert!(at("python3 -c 'import json; print(json.dumps(1))'").unprovable.is_empty());
+        std::fs::write(dir.path().join("re.py"), "import os\n").unwrap();
+        let a = at("python3 -c 'import json; print(json.dumps(1))'");
+        assert!(a.unprovable.iter().any(|u| u.contains("re.py")), "{a:?}");
+        assert!(at("python3 -I -c 'import json; print(json.dumps(1))'").unprovable.is_empty());
+        assert!(at("python3 -c 'print(1)'").unprovable.is_empty());
+    }
+
+    /// `node -e|-p` code passes when it reaches no file, process or code
+    /// built from strings; every road there is refused.
+    #[test]
+    fn inline_node_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("package.json"), "{\"version\": \"1.0.0\"}").unwrap();
+        std::fs::create_dir(dir.path().join("dir.json")).unwrap();
+        std::fs::write(dir.path().join("evil.js"), "require('fs').writeFileSync('x', '')").unwrap();
+        std::fs::write(dir.path().join("missing.json.js"), "require('fs').writeFileSync('x', '')").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.path().join("evil.js"), dir.path().join("link.json")).unwrap();
+        let at = |cmd: &str| analyze(cmd, dir.path());
+        for cmd in [
+            "node -e \"console.log(require('./package.json').version)\"",
+            "node -p \"require('./package.json').version\"",
+            "node -p 'require(\"path\").join(\"a\", \"b\")'",
+            "node -e 'console.log(Object.keys({a: 1}), process.version, process.env.HOME, [1, 2][0], {[\"k\"]: 1})'",
+            "node -e 'const v = `v${1 + 1}`; console.log(v, [\"a\"].map((x) => x.toUpperCase()))'",
+            "node -e 'for (const [k, v] of Object.entries({a: 1})) console.log(k, v)' extra args",
+        ] {
+            let a = at(cmd);
+            assert!(a.unprovable.is_empty() && a.targets.is_empty(), "{cmd}: {a:?}");
+        }
+        for cmd in [
+            "node -e 'require(\"fs\").writeFileSync(\"a\", \"\")'",
+            "node -e 'require(\"child_process\").execSync(\"rm a\")'",
+            "node -e 'const m = \"fs\"; require(m)'",
+            "node -e 'require.resolve(\"x\")'",
+            "node -e \"require('./dir.json')\"",
+            "node -e \"require('./missing.json')\"",
+            "node -e \"require('./link.json')\"",
+            "node -e \"require('lodash.json')\"",
+            "node -e 'process.mainModule.require(\"fs\")'",
+            "node -e 'process.binding(\"fs\")'",
+            "node -e 'const p = process; p.exit()'",
+            "node -e 'process[\"main\" + \"Module\"]'",
+            "node -e 'process.getBuiltinModule(\"fs\")'",
+            "node -e '[].constructor.constructor(\"return 1\")()'",
+            "node -e '[][\"constr\" + \"uctor\"]'",
+            "node -e '[][\"constructor\"]'",
+            "node -e 'const k = \"x\"; console.log({a: 1}[k])'",
+            "node -e 'const {constructor: F} = [].map'",
+            "node -e 'const {[\"constr\" + \"uctor\"]: F} = [].map'",
+            "node -e 'const {\"constructor\": F} = [].map'",
+            "node -e 'globalThis.console.log(1)'",
+            "node -e 'console.log(this)'",
+            "node -e 'eval(\"1\")'",
+            "node -e 'import(\"fs\")'",
+            "node -e 'module.require(\"fs\")'",
+            "node -e 'Reflect.get({}, \"a\")'",
+            "node -e 'Object.getOwnPropertyDescriptor({}, \"a\")'",
+            "node -e 'new Function(\"return 1\")()'",
+            "node -e '\\u0065val(\"1\")'",
+            "node -e 'console.log(1 / 2)'",
+            "node -e '/x/.test(\"x\")'",
+            "node -e '1 // comment'",
+            "node -e 'console.log(`${require(\"fs\").rmSync(\"a\")}`)'",
+            "node -e 'console.log(__dirname)'",
+            "node -e 'Error.prepareStackTrace = (e, s) => s'",
+            "node -e 'console.log(\"\u{e9}\", \u{e9})'",
+            "NODE_OPTIONS='--require ./evil.js' node -e 'console.log(1)'",
+            "node -r ./evil.js -e 'console.log(1)'",
+            "node --input-type=module -e 'console.log(1)'",
+            "node -e \"$CODE\"",
+            "node evil.js",
+            "node -e",
+            "perl -ne 'print if /x/' a.txt",
+            "ruby -e 'puts 1'",
+        ] {
+            let a = at(cmd);
+            assert!(!a.unprovable.is_empty(), "{cmd}: expected unprovable, got {a:?}");
+        }
     }
 
     #[test]
