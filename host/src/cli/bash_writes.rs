@@ -933,6 +933,23 @@ impl Walker {
                     self.unprovable(format!("`{name}` with a fix option rewrites files"));
                 }
             }
+            "tsc" | "vue-tsc" => {
+                // The TypeScript compiler writes its .js/.d.ts output next to the
+                // sources unless tsconfig names an outDir, so it is a write unless
+                // it only checks or reports.
+                let build = texts.iter().any(|t| matches!(*t, "-b" | "--build"));
+                let checking = texts.iter().any(|t| {
+                    matches!(*t, "--noEmit" | "--version" | "-v" | "--help" | "-h" | "--all" | "--showConfig" | "--listFilesOnly")
+                }) || build && texts.iter().any(|t| matches!(*t, "--dry" | "-d"));
+                let writing = texts.iter().any(|t| matches!(*t, "--init" | "--noEmit=false" | "--force" | "-f"))
+                    || texts.windows(2).any(|w| w == ["--noEmit", "false"]);
+                if !checking || writing {
+                    self.unprovable(format!(
+                        "`{name}` without --noEmit writes compiled .js and .d.ts files the write gate cannot list \
+                         (type-check with `{name} --noEmit`)"
+                    ));
+                }
+            }
             n if READ_ONLY.contains(&n) || BUILD_AND_TEST.contains(&n) => {}
             _ => self.unprovable(format!("`{name}` is not a command the write gate knows to be read-only")),
         }
@@ -1715,7 +1732,7 @@ const READ_ONLY: &[&str] = &[
 /// caches), never the sources the session gates. Listed in docs/clients.md
 /// as not gated.
 const BUILD_AND_TEST: &[&str] = &[
-    "make", "gmake", "ninja", "cmake", "pytest", "py.test", "tox", "nox", "mypy", "pyright", "tsc", "jest", "vitest", "mocha",
+    "make", "gmake", "ninja", "cmake", "pytest", "py.test", "tox", "nox", "mypy", "pyright", "jest", "vitest", "mocha",
     "phpunit", "pest", "rspec", "mvn", "gradle", "gradlew", "./gradlew", "dotnet", "swift", "ctest", "bazel", "buck", "just",
     "cargo-nextest", "pylint", "flake8", "pyflakes", "golangci-lint", "staticcheck", "phpstan", "psalm", "hyperfine",
 ];
@@ -1860,6 +1877,10 @@ mod tests {
             "npx --yes tsc --noEmit -p tsconfig.json",
             "npx -p typescript tsc --version",
             "npx -c 'tsc --noEmit && jest'",
+            "tsc --noEmit -p tsconfig.json",
+            "npx tsc -b --dry",
+            "npx vue-tsc --noEmit",
+            "tsc --version",
             "npm exec -- vitest run",
             "pnpm exec vitest run",
             "yarn dlx tsc --noEmit",
@@ -1890,6 +1911,13 @@ mod tests {
             "python3 -c",
             "python3 -X dev script.py",
             "npx prettier --write .",
+            "npx tsc",
+            "tsc -p tsconfig.json",
+            "npx tsc --outDir dist",
+            "tsc -b",
+            "tsc --init",
+            "tsc --noEmit false",
+            "pnpm exec tsc --watch",
             "npx eslint --fix src",
             "npx some-unknown-tool",
             "npx",
