@@ -107,3 +107,56 @@ def test_codex_mcp_list_shows_code_intel(setup):
     out = subprocess.run([CODEX, "mcp", "list"], cwd=setup["repo"], env=setup["env"], capture_output=True, text=True, timeout=120)
     line = next((l for l in out.stdout.splitlines() if l.startswith("code-intel ")), "")
     assert "serve" in line and "enabled" in line, out.stdout + out.stderr
+
+
+def codex_hooks(setup) -> list[dict]:
+    """The hooks Codex's app server lists for the repository (`hooks/list`)."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "code-intel-tests", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(setup["repo"])]}},
+    ]
+    proc = subprocess.Popen(
+        [CODEX, "app-server"], cwd=setup["repo"], env=setup["env"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        proc.stdin.flush()
+        for line in proc.stdout:
+            message = json.loads(line)
+            if message.get("id") == 2:
+                assert "result" in message, message
+                return [h for entry in message["result"]["data"] for h in entry["hooks"]]
+        raise AssertionError("codex app-server closed without answering hooks/list")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(not CODEX, reason="Codex CLI not installed: run scripts/test or set CODE_INTEL_CODEX_BIN")
+def test_codex_loads_the_write_gate_hook_of_a_trusted_project(setup):
+    # An untrusted project's .codex/config.toml is not read at all.
+    assert codex_hooks(setup) == []
+    config = setup["home"] / ".codex" / "config.toml"
+    config.write_text(config.read_text() + f'\n[projects."{setup["repo"]}"]\ntrust_level = "trusted"\n')
+    hooks = codex_hooks(setup)
+    assert len(hooks) == 1, hooks
+    hook = hooks[0]
+    assert hook["eventName"] == "preToolUse" and hook["source"] == "project" and hook["matcher"] is None, hook
+    assert hook["command"].endswith("code-intel check-write --client codex") and hook["enabled"], hook
+    # Codex asks the user to trust a new hook before it runs it.
+    assert hook["trustStatus"] == "untrusted", hook
+    # What the hook answers when it runs: an apply_patch is blocked, a read passes.
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "cwd": str(setup["repo"]),
+        "tool_name": "apply_patch",
+        "tool_input": {"command": "*** Begin Patch\n*** Update File: app/models.py\n@@\n-a\n+b\n*** End Patch\n"},
+    }
+    run = lambda p: subprocess.run(
+        ["sh", "-c", hook["command"]], input=json.dumps(p), capture_output=True, text=True, env=setup["env"], cwd=setup["repo"], timeout=60
+    )
+    blocked = run(payload)
+    assert blocked.returncode == 2 and "app/models.py" in blocked.stderr, blocked
+    look = run(dict(payload, tool_name="shell", tool_input={"command": ["bash", "-lc", "grep -rn User app | head"]}))
+    assert look.returncode == 0, look

@@ -24,7 +24,8 @@ pub enum Client {
     Vscode,
     /// Cursor: `.cursor/mcp.json` and `.cursor/hooks.json`.
     Cursor,
-    /// Codex CLI: `[mcp_servers.code-intel]` in `$CODEX_HOME/config.toml`.
+    /// Codex CLI: `[mcp_servers.code-intel]` in `$CODEX_HOME/config.toml`,
+    /// the PreToolUse hook in the project's `.codex/config.toml`.
     Codex,
     /// Gemini CLI: `.gemini/settings.json` (server and BeforeTool hook).
     Gemini,
@@ -115,7 +116,7 @@ pub fn install(client: Client, root: &Path, machine: &Machine) -> anyhow::Result
         Client::Claude => install_claude(root, machine),
         Client::Vscode => install_vscode(root, machine),
         Client::Cursor => install_cursor(root, machine),
-        Client::Codex => install_codex(machine),
+        Client::Codex => install_codex(root, machine),
         Client::Gemini => install_gemini(root, machine),
     }
 }
@@ -403,7 +404,7 @@ fn merge_cursor_hook(doc: &mut Value, event: &str, matcher: Option<&str>, comman
 // ---------------------------------------------------------------------------
 // Codex
 
-fn install_codex(machine: &Machine) -> anyhow::Result<String> {
+fn install_codex(root: &Path, machine: &Machine) -> anyhow::Result<String> {
     let mut out = String::new();
     let Some(home) = &machine.codex_home else {
         anyhow::bail!("cannot find Codex's home: set CODEX_HOME (or HOME) and run init --client codex again");
@@ -445,10 +446,67 @@ fn install_codex(machine: &Machine) -> anyhow::Result<String> {
         std::fs::write(&path, new_text)?;
     }
     report(&mut out, &path, changed, "[mcp_servers.code-intel] (user config: serves the repository Codex runs in)");
-    out.push_str(
-        "  note: Codex's hooks live in the user config and would gate every repository, so none is installed; docs/clients.md shows the PreToolUse entry to add per project\n",
-    );
+    install_codex_hook(root, &mut out)?;
     Ok(out)
+}
+
+/// The write gate as a PreToolUse hook in the project's `.codex/config.toml`
+/// (committable: it names `code-intel` from PATH). No matcher: every tool
+/// call reaches `check-write`, which passes the tools that write nothing.
+fn install_codex_hook(root: &Path, out: &mut String) -> anyhow::Result<()> {
+    let path = root.join(".codex").join("config.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| anyhow::anyhow!("{} is not valid TOML ({e}); fix it, then run init --client codex again", path.display()))?;
+    let command = gate_command("codex");
+    let shape = || anyhow::anyhow!("`hooks.PreToolUse` in {} must be an array of tables; fix it, then run init again", path.display());
+    let hooks = doc.entry("hooks").or_insert_with(|| {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        toml_edit::Item::Table(t)
+    });
+    let hooks = hooks.as_table_like_mut().ok_or_else(shape)?;
+    let pre = hooks.entry("PreToolUse").or_insert(toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()));
+    let pre = pre.as_array_of_tables_mut().ok_or_else(shape)?;
+    // An entry of ours (its command runs `check-write --client codex`) is
+    // brought up to date in place; otherwise one is added.
+    let ours = pre.iter_mut().find_map(|group| {
+        group.get_mut("hooks").and_then(toml_edit::Item::as_array_of_tables_mut).and_then(|list| {
+            list.iter_mut().find(|h| h.get("command").and_then(toml_edit::Item::as_str).is_some_and(|c| c.contains("check-write --client codex")))
+        })
+    });
+    match ours {
+        Some(hook) => {
+            hook["type"] = toml_edit::value("command");
+            hook["command"] = toml_edit::value(command);
+        }
+        None => {
+            let mut hook = toml_edit::Table::new();
+            hook["type"] = toml_edit::value("command");
+            hook["command"] = toml_edit::value(command);
+            let mut list = toml_edit::ArrayOfTables::new();
+            list.push(hook);
+            let mut group = toml_edit::Table::new();
+            group.insert("hooks", toml_edit::Item::ArrayOfTables(list));
+            pre.push(group);
+        }
+    }
+    let new_text = doc.to_string();
+    let changed = new_text != text;
+    if changed {
+        std::fs::create_dir_all(root.join(".codex"))?;
+        std::fs::write(&path, new_text)?;
+    }
+    report(out, &path, changed, "a PreToolUse hook running the write gate on every tool call");
+    out.push_str(
+        "  note: Codex runs a project's hooks only once you trust the project and then the hook: start `codex` in this repository and accept both; until then edits are not gated\n",
+    );
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -591,8 +649,25 @@ mod tests {
         assert_eq!(parsed["mcp_servers"]["other"]["command"].as_str(), Some("x"));
         assert_eq!(parsed["mcp_servers"]["code-intel"]["command"].as_str(), Some("/opt/bin/code-intel"));
         assert_eq!(parsed["mcp_servers"]["code-intel"]["env"]["CODE_INTEL_MODEL_DIR"].as_str(), Some("/models/e5"));
+        // The write gate, in the project's file; other hooks stay.
+        let project: toml_edit::DocumentMut = std::fs::read_to_string(root.join(".codex/config.toml")).unwrap().parse().unwrap();
+        let command = project["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
+        assert!(command.ends_with("code-intel check-write --client codex") && command.contains("exit 2"), "{command}");
+        assert!(!command.contains("/opt/bin"), "{command}");
+        std::fs::write(
+            root.join(".codex/config.toml"),
+            "model = \"o3\"\n\n[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"guard.sh\"\n\n[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/old/code-intel check-write --client codex\"\n",
+        )
+        .unwrap();
+        install(Client::Codex, root, &m).unwrap();
+        let project: toml_edit::DocumentMut = std::fs::read_to_string(root.join(".codex/config.toml")).unwrap().parse().unwrap();
+        let pre = project["hooks"]["PreToolUse"].as_array_of_tables().unwrap();
+        assert_eq!(pre.len(), 2);
+        assert_eq!(pre.get(0).unwrap()["hooks"][0]["command"].as_str(), Some("guard.sh"));
+        assert_eq!(pre.get(1).unwrap()["hooks"][0]["command"].as_str(), Some(command.as_str()));
+        assert_eq!(project["model"].as_str(), Some("o3"));
         // Idempotent.
-        assert!(install(Client::Codex, root, &m).unwrap().contains("kept"));
+        assert!(!install(Client::Codex, root, &m).unwrap().contains("wrote"));
         std::fs::write(codex.join("config.toml"), "not = [toml").unwrap();
         let err = install(Client::Codex, root, &m).unwrap_err();
         assert!(err.to_string().contains("not valid TOML"), "{err}");
