@@ -6,7 +6,8 @@ Two working copies of one source tree: W, the one that is attacked, and R, the
 reference, which receives the same file edits and is only ever indexed to the
 end, one process at a time. After every attempt W's index must be whole
 (`PRAGMA integrity_check`, `foreign_key_check`, the full-text index's own
-check) and hold exactly what R's holds: the same files (path, hash, size,
+check, run by `code-intel status --check` when Python's SQLite is older than
+3.43) and hold exactly what R's holds: the same files (path, hash, size,
 chunker, status) and the same chunks (every stored field but row ids and
 times), the same plugin failures and the same cross-file links. A lexical
 `code-intel search` for a few words must answer the same on both. With an
@@ -192,6 +193,17 @@ class Runner:
             proc.wait()
             return True, time.monotonic() - started
 
+    def own_check(self, repo: Path) -> list[str]:
+        """`code-intel status --check`: SQLite's integrity check and the
+        full-text index's own `integrity-check`, run by the binary's SQLite."""
+        out = subprocess.run([self.binary, "status", "--check", "--json", str(repo)], env=self.env,
+                             capture_output=True, text=True, timeout=600)
+        try:
+            check = json.loads(out.stdout)["check"]
+        except (ValueError, KeyError):
+            return [f"full-text index: status --check exited {out.returncode}: {out.stderr.strip()[-300:]}"]
+        return [] if check["ok"] else [f"full-text index: {check['problems']}"]
+
     def search(self, repo: Path, word: str) -> list:
         out = subprocess.run([self.binary, "search", "--json", "--mode", "lexical", "-n", "20", "--repo", str(repo), word],
                              env=self.env, capture_output=True, text=True, timeout=120)
@@ -209,7 +221,7 @@ def db_path(repo: Path) -> Path:
     return repo / ".code-intel" / "index.db"
 
 
-def integrity(repo: Path) -> list[str]:
+def integrity(repo: Path, runner: "Runner | None" = None) -> list[str]:
     problems = []
     con = sqlite3.connect(f"file:{db_path(repo)}?mode=ro", uri=True)
     try:
@@ -230,6 +242,9 @@ def integrity(repo: Path) -> list[str]:
             problems.append(f"full-text index: {e}")
         finally:
             con.close()
+    elif runner is not None:
+        # Python's SQLite is too old: the binary's own SQLite runs the check.
+        problems += runner.own_check(repo)
     return problems
 
 
@@ -290,7 +305,7 @@ def probe_words(repo: Path, rng: random.Random) -> list[str]:
 
 
 def check(runner: Runner, w: Path, r: Path, rng: random.Random) -> list[str]:
-    problems = integrity(w)
+    problems = integrity(w, runner)
     if problems:
         return problems
     problems += differences(signature(w), signature(r))
@@ -311,13 +326,34 @@ def self_test(runner: Runner, w: Path, r: Path, rng: random.Random) -> str | Non
     did not."""
     if check(runner, w, r, rng):
         return "the copies differ before the damage"
+    # A page of the full-text index's segments lost (only its own check sees
+    # it), then put back.
     con = sqlite3.connect(db_path(w))
     try:
-        con.execute("DELETE FROM chunks_fts_docsize WHERE id = (SELECT max(id) FROM chunks_fts_docsize)")
+        page = con.execute("SELECT id, block FROM chunks_fts_data WHERE id = (SELECT max(id) FROM chunks_fts_data)").fetchone()
+        con.execute("DELETE FROM chunks_fts_data WHERE id = ?", (page[0],))
+        con.commit()
+        noticed = any(p.startswith("full-text") for p in integrity(w, runner))
+        con.execute("INSERT INTO chunks_fts_data (id, block) VALUES (?, ?)", page)
         con.commit()
     finally:
         con.close()
-    if not check(runner, w, r, rng):
+    if not noticed:
+        return "a lost page of the full-text index went unnoticed"
+    if check(runner, w, r, rng):
+        return "the full-text page put back was not whole again"
+    # A full-text row lost, then put back.
+    con = sqlite3.connect(db_path(w))
+    try:
+        row = con.execute("SELECT id, sz FROM chunks_fts_docsize WHERE id = (SELECT max(id) FROM chunks_fts_docsize)").fetchone()
+        con.execute("DELETE FROM chunks_fts_docsize WHERE id = ?", (row[0],))
+        con.commit()
+        noticed = bool(check(runner, w, r, rng))
+        con.execute("INSERT INTO chunks_fts_docsize (id, sz) VALUES (?, ?)", row)
+        con.commit()
+    finally:
+        con.close()
+    if not noticed:
         return "a lost full-text row went unnoticed"
     con = sqlite3.connect(db_path(w))
     try:
@@ -729,7 +765,7 @@ def main() -> int:
         **{k: v for k, v in stats.items() if k != "recovery_seconds"},
         "recovery_seconds_median": sorted(rec)[len(rec) // 2] if rec else None,
         "recovery_seconds_max": max(rec) if rec else None,
-        "sqlite": sqlite3.sqlite_version, "full_text_own_check": FTS_READABLE,
+        "sqlite": sqlite3.sqlite_version, "full_text_own_check": "python" if FTS_READABLE else "code-intel status --check",
         "failures": failures, "total_seconds": round(time.monotonic() - started, 1),
     }
     print(json.dumps(summary, indent=2))

@@ -139,6 +139,12 @@ fn index_status_search_round_trip() {
     let text = ok(&["status"], root);
     assert!(text.contains("Files:      41"), "{text}");
 
+    // `status --check`: SQLite's and FTS5's own checks pass on a sound index
+    // (and, at the end, report a full-text index with a segment page gone).
+    let checked: serde_json::Value = serde_json::from_str(&ok(&["status", "--json", "--check"], root)).unwrap();
+    assert_eq!(checked["check"]["ok"], true, "{checked}");
+    assert!(ok(&["status", "--check"], root).contains("Check:      ok"));
+
     // loadItem3 in camelCase is found by its words and by snake_case.
     for query in ["loadItem3", "load_item3", "load item3"] {
         let out = ok(&["search", query, "--json", "-n", "3", "--path", "*.php"], root);
@@ -151,6 +157,15 @@ fn index_status_search_round_trip() {
     assert!(out.contains("pkg4/sub4/mod_4.py"), "{out}");
     let out = ok(&["search", "qwertyuiop"], root);
     assert!(out.contains("no matches"), "{out}");
+
+    {
+        let store = Store::open_existing(&db(root)).unwrap();
+        store.conn().execute("DELETE FROM chunks_fts_data WHERE id = (SELECT max(id) FROM chunks_fts_data)", []).unwrap();
+    }
+    let damaged = run(&["status", "--check"], root);
+    let text = String::from_utf8_lossy(&damaged.stdout);
+    assert_eq!(damaged.status.code(), Some(1), "{text}");
+    assert!(text.contains("DAMAGED") && text.contains("full-text index") && text.contains("index.db"), "{text}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! `code-intel status [PATH] [--json]`: what the index holds, how fresh it
-//! is, and how much of it has vectors for the embedding model.
+//! `code-intel status [PATH] [--json] [--check]`: what the index holds, how
+//! fresh it is, and how much of it has vectors for the embedding model;
+//! with `--check`, whether the database is damaged.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,18 +24,31 @@ pub struct StatusArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also check the index for damage: SQLite's integrity check, the
+    /// full-text index's own check, and chunks without their file or
+    /// full-text row. Exit code 1 when something is wrong.
+    #[arg(long)]
+    pub check: bool,
 }
 
 pub fn run(args: &StatusArgs) -> ExitCode {
     super::index::init_logging();
     let result = super::index::resolve_repo(args.path.as_deref()).and_then(|root| {
-        let value = status_json(&root)?;
-        Ok(if args.json { serde_json::to_string_pretty(&value).unwrap_or_default() + "\n" } else { render(&value) })
+        let mut value = status_json(&root)?;
+        let mut damaged = false;
+        if args.check {
+            let store = Store::open_existing(&config::database_path(&root)).map_err(|e| e.to_string())?;
+            let problems = store.integrity_check().map_err(|e| format!("cannot check the index: {e}"))?.err();
+            damaged = problems.is_some();
+            value["check"] = json!({ "ok": !damaged, "problems": problems });
+        }
+        let out = if args.json { serde_json::to_string_pretty(&value).unwrap_or_default() + "\n" } else { render(&value) };
+        Ok((out, damaged))
     });
     match result {
-        Ok(out) => {
+        Ok((out, damaged)) => {
             print!("{out}");
-            ExitCode::SUCCESS
+            if damaged { ExitCode::FAILURE } else { ExitCode::SUCCESS }
         }
         Err(e) => {
             eprintln!("error: {e}");
@@ -209,6 +223,19 @@ fn render(v: &Value) -> String {
         }
         let line: Vec<String> = reasons.iter().map(|(r, c)| format!("{r} {c}")).collect();
         let _ = writeln!(out, "Skipped at last sync: {} ({})", skipped.len(), line.join(", "));
+    }
+    match v["check"]["ok"].as_bool() {
+        Some(true) => {
+            let _ = writeln!(out, "Check:      ok (integrity, full-text index, chunk rows)");
+        }
+        Some(false) => {
+            let _ = writeln!(
+                out,
+                "Check:      DAMAGED: {}\n  move .code-intel/index.db (with its -wal and -shm files) aside and run `code-intel index` to build it again; the sessions recorded in it stay in the old file",
+                v["check"]["problems"].as_str().unwrap_or_default()
+            );
+        }
+        None => {}
     }
     out
 }
