@@ -110,6 +110,18 @@ fn index_embeds_and_hybrid_search_ranks_the_login_code_first() {
     assert_eq!(third["embedding"]["coverage"]["embedded_chunks"], total, "{third}");
     assert_eq!(third["embedding"]["cached_chunks"], total, "{third}");
     assert_eq!(third["embedding"]["model_loaded"], false, "{third}");
+    // The chunk densities that rank hubs down were computed at index time
+    // and kept; without them the next run loads the model to compute them.
+    let vectors = repo.join(".code-intel").join("vectors");
+    let densities = || -> Vec<PathBuf> {
+        std::fs::read_dir(&vectors).unwrap().filter_map(Result::ok).map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("forest-densities-"))).collect()
+    };
+    let kept = densities();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    std::fs::remove_file(&kept[0]).unwrap();
+    let recomputed: Value = serde_json::from_str(&stdout(&ok(bin(&home, &model_dir), &["index", r, "--json"]))).unwrap();
+    assert_eq!(recomputed["embedding"]["model_loaded"], true, "{recomputed}");
+    assert_eq!(densities(), kept);
     // A change is embedded again, with the model.
     std::fs::write(repo.join("app/extra.py"), "def shipping_cost(order):\n    return order.weight * 2\n").unwrap();
     let fourth: Value = serde_json::from_str(&stdout(&ok(bin(&home, &model_dir), &["index", r, "--json"]))).unwrap();

@@ -177,7 +177,7 @@ fn index(args: &IndexArgs) -> Result<String, String> {
         Some(_) if report.cancelled => Embedding::Skipped,
         // With a shared store, vectors may be taken or published even when
         // none is missing here: always run the pass.
-        Some(model) => match if shared.is_some() { None } else { nothing_to_embed(&store, &resolve_options)? } {
+        Some(model) => match if shared.is_some() { None } else { nothing_to_embed(&store, &resolve_options, &root)? } {
             Some(done) => done,
             None => embed(&root, &mut store, model, shared.as_ref().map(|s| (s, &mut shared_report)))?,
         },
@@ -256,11 +256,15 @@ impl Embedding {
 
 /// The embedding step's result when it has nothing to do, known without
 /// waiting for the model: its key resolves from remembered fingerprints and
-/// the store records a complete pass for it at the current generation.
-/// `None`: load the model and run the pass.
-fn nothing_to_embed(store: &Store, resolve_options: &ResolveOptions) -> Result<Option<Embedding>, String> {
+/// the store records a complete pass for it at the current generation, and
+/// the chunk densities of that pass are on disk. `None`: load the model and
+/// run the pass.
+fn nothing_to_embed(store: &Store, resolve_options: &ResolveOptions, root: &Path) -> Result<Option<Embedding>, String> {
     let Some(cache) = EncoderOptions::default().fingerprint_cache else { return Ok(None) };
     let Some(key) = code_intel_embed::fingerprint::remembered_key(resolve_options, &cache) else { return Ok(None) };
+    if !code_intel_search::semantic::densities_file(&vectors_dir(&config::state_dir(root)), &key.to_string()).exists() {
+        return Ok(None);
+    }
     let Some(model) = store.embedding_model(&key.name, &key.revision).map_err(|e| e.to_string())? else { return Ok(None) };
     let Some(coverage) = store.embedded_through(model.id).map_err(|e| e.to_string())? else { return Ok(None) };
     let report = EmbedReport { model: key.to_string(), coverage, cached_chunks: coverage.embedded_chunks, ..EmbedReport::default() };
@@ -309,9 +313,11 @@ fn embed(
         super::shared::publish_vectors(shared, store, &encoder, shared_report);
         super::shared::publish_repository(shared, store, root, shared_report);
     }
-    // Only a graph index has a snapshot to bring up to date; below the
-    // exact-search size a search scans the vectors straight from the store.
-    if vectors.needs_graph(report.coverage.embedded_chunks) {
+    // Brings the vector index up to date now rather than at the first
+    // search: the chunk densities that rank hubs down (one scan of the
+    // vectors per new chunk) and, for a large collection, the graph and its
+    // snapshot.
+    {
         let finishing = ProgressBar::new_spinner();
         finishing.enable_steady_tick(Duration::from_millis(120));
         finishing.set_message("updating the vector index");

@@ -167,6 +167,10 @@ pub struct SearchHit {
     /// ([`crate::quoted`]), when it holds one.
     #[serde(skip)]
     quoted: Option<f64>,
+    /// What the vector arm's file ranking goes by: the calibrated
+    /// similarity less the chunk's hubness ([`ForestHit::ranking`]).
+    #[serde(skip)]
+    vector_rank: Option<f32>,
 }
 
 /// The answer.
@@ -368,7 +372,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
 fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<SearchHit> {
     use crate::files::{CHUNKS_PER_FILE, fuse_ranks, prior, rank_files, role};
     let lexical = rank_files(hits.iter().filter_map(|h| h.keyword_score.map(|s| (h.file.as_str(), s))));
-    let vector = rank_files(hits.iter().filter_map(|h| h.vector_score.map(|s| (h.file.as_str(), f64::from(s)))));
+    let vector = rank_files(hits.iter().filter_map(|h| h.vector_rank.map(|s| (h.file.as_str(), f64::from(s)))));
     let defines = rank_files(hits.iter().filter(|h| h.defines).map(|h| (h.file.as_str(), h.score)));
     let quoted = rank_files(hits.iter().filter_map(|h| h.quoted.map(|s| (h.file.as_str(), s))));
     let mut fused = fuse_ranks(&[
@@ -532,6 +536,7 @@ fn vector_only(h: ForestHit) -> SearchHit {
         score: f64::from(h.score),
         arms: vec![Arm::Vector],
         vector_score: Some(h.score),
+        vector_rank: Some(h.ranking),
         keyword_score: None,
         file_rank: 0,
         linked_files: Vec::new(),
@@ -635,6 +640,7 @@ fn lexical_hit(h: LexicalHit) -> SearchHit {
         defines: h.exact,
         every_word: h.all_words || h.exact,
         quoted: None,
+        vector_rank: None,
     }
 }
 
@@ -680,6 +686,7 @@ fn fuse(
             Some(hit) => {
                 hit.arms.push(Arm::Vector);
                 hit.vector_score = Some(score);
+                hit.vector_rank = Some(h.ranking);
                 hit.confident |= score >= VECTOR_CONFIDENCE_FLOOR;
             }
             None => {

@@ -19,7 +19,7 @@ use std::time::Duration;
 use code_intel_embed::{Encoder, ModelHandle, ModelState};
 use code_intel_store::embeddings::{EmbeddingCoverage, EmbeddingModel, StoredMapEntry, VectorPoint};
 use code_intel_store::{Store, StoreError};
-use code_intel_vector::{Hit, VectorIndex, hash64};
+use code_intel_vector::{Densities, Hit, VectorIndex, hash64};
 use serde::Serialize;
 
 /// A map hit at or above this score answers the query on its own (seed
@@ -108,6 +108,18 @@ pub const MODEL_WAIT: Duration = Duration::from_secs(3);
 /// query scans the points not yet in the graph.
 const INLINE_GRAPH_WORK: usize = 256;
 
+/// Chunk densities (hubness, see `code_intel_vector::Densities`) a query may
+/// compute inline: each costs a scan of the collection (~0.2 ms at 15,000
+/// chunks). Bigger jobs wait for [`VectorSearch::sync`] (which `index` and
+/// the server run after embedding); until then chunks without a density are
+/// ranked by similarity alone.
+const INLINE_DENSITY_WORK: usize = 1_000;
+
+/// Vector candidates re-ranked for hubness before the best `k` are kept:
+/// chunks just below the cut that are close to the request and to little
+/// else get their chance.
+const HUBNESS_CANDIDATES: usize = 100;
+
 /// Which collection to search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -188,6 +200,11 @@ pub struct ForestHit {
     pub score: f32,
     /// Raw cosine similarity of the query and the chunk.
     pub similarity: f32,
+    /// What the hits are ordered by: the calibrated similarity less the
+    /// chunk's hubness ([`VectorIndex::hubness_adjusted`]), not clamped.
+    /// For ranking only; it may fall below 0.
+    #[serde(skip)]
+    pub ranking: f32,
 }
 
 /// A query's median similarity to unrelated code and to unrelated requests,
@@ -245,6 +262,8 @@ struct Collections {
     generation: i64,
     forest: VectorIndex,
     map: VectorIndex,
+    /// The forest's densities were read from their file (once per load).
+    densities_read: bool,
 }
 
 /// The vector side of search for one repository. Cheap to share (`Arc`);
@@ -265,6 +284,14 @@ pub struct VectorSearch {
 #[must_use]
 pub fn vectors_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("vectors")
+}
+
+/// The file keeping the forest's chunk densities for the model with key
+/// `model_key` under `dir` ([`vectors_dir`]).
+#[must_use]
+pub fn densities_file(dir: &Path, model_key: &str) -> PathBuf {
+    // Not hex at its start, so `hash64` hashes all of it.
+    dir.join(format!("forest-densities-{:016x}.bin", hash64(&format!("densities\n{model_key}"))))
 }
 
 impl VectorSearch {
@@ -374,6 +401,7 @@ impl VectorSearch {
                 model: model.clone(),
                 key: key.clone(),
                 generation: i64::MIN,
+                densities_read: false,
             });
         }
         let Some(c) = guard.as_mut() else { return Ok(None) };
@@ -383,6 +411,9 @@ impl VectorSearch {
             let map_points = store.map_points(model.id)?;
             catch_up(store, &model, &mut c.map, &map_points)?;
             c.generation = generation;
+            self.update_densities(c, full);
+        } else if full {
+            self.update_densities(c, full);
         }
         for (name, index) in [("forest", &mut c.forest), ("map", &mut c.map)] {
             let work = index.pending_graph_work();
@@ -400,6 +431,29 @@ impl VectorSearch {
             }
         }
         Ok(Some(f(c)))
+    }
+
+    /// Brings the forest's chunk densities up to date when the work is small
+    /// or `full` (a sync), reading them from their file first, and keeps them
+    /// there when any were computed.
+    fn update_densities(&self, c: &mut Collections, full: bool) {
+        let file = self.dir.as_ref().map(|d| densities_file(d, &c.key));
+        if !c.densities_read {
+            c.densities_read = true;
+            if let Some(densities) = file.as_deref().and_then(read_densities) {
+                c.forest.restore_densities(densities);
+            }
+        }
+        let work = c.forest.density_work();
+        if work == 0 || !(full || work <= INLINE_DENSITY_WORK) {
+            return;
+        }
+        let started = std::time::Instant::now();
+        let computed = c.forest.compute_densities();
+        tracing::debug!(computed, ms = started.elapsed().as_millis(), "chunk densities computed");
+        if let Some(file) = &file {
+            write_densities(file, c.forest.densities());
+        }
     }
 
     fn open_index(&self, collection: &str, key: &str, dim: usize) -> VectorIndex {
@@ -538,11 +592,21 @@ impl VectorSearch {
             let accept = filters.path_matcher()?;
             Some(store.chunk_ids_matching(&filters.kinds, &*accept)?.into_iter().collect())
         };
-        let hits: Vec<Hit> = self.with_collections(store, encoder, false, |c| c.forest.search(query, k, allowed.as_ref()))?.unwrap_or_default();
-        let locations = store.chunk_locations(&hits.iter().map(|h| h.key).collect::<Vec<_>>())?;
+        let span = (1.0 - baseline).max(f32::EPSILON);
+        let hits: Vec<(Hit, f32)> = self
+            .with_collections(store, encoder, false, |c| {
+                let hits = c.forest.search(query, k.max(HUBNESS_CANDIDATES), allowed.as_ref());
+                let adjusted = c.forest.hubness_adjusted(&hits);
+                let mut ranked: Vec<(Hit, f32)> = hits.into_iter().zip(adjusted).map(|(h, a)| (h, (a - baseline) / span)).collect();
+                ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.key.cmp(&b.0.key)));
+                ranked.truncate(k);
+                ranked
+            })?
+            .unwrap_or_default();
+        let locations = store.chunk_locations(&hits.iter().map(|(h, _)| h.key).collect::<Vec<_>>())?;
         Ok(hits
             .iter()
-            .filter_map(|h| {
+            .filter_map(|(h, ranking)| {
                 locations.get(&h.key).map(|l| ForestHit {
                     rowid: l.rowid,
                     path: l.path.clone(),
@@ -553,6 +617,7 @@ impl VectorSearch {
                     qualified_name: l.qualified_name.clone(),
                     score: calibrate(h.score, baseline),
                     similarity: h.score,
+                    ranking: *ranking,
                 })
             })
             .collect())
@@ -660,17 +725,85 @@ fn read_vectors(file: &Path, count: usize, dim: usize) -> Option<Vec<Vec<f32>>> 
 /// into place); a failure only costs embedding them again next time.
 fn write_vectors(file: &Path, vectors: &[Vec<f32>]) {
     let bytes: Vec<u8> = vectors.iter().flatten().flat_map(|f| f.to_le_bytes()).collect();
+    write_atomically(file, &bytes, "anchor vectors");
+}
+
+/// Writes `bytes` to a temporary file renamed to `file`, so a reader never
+/// sees half of it; a failure is logged (`what` names the content).
+fn write_atomically(file: &Path, bytes: &[u8], what: &str) {
     let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    let written = file.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&tmp, &bytes)).and_then(|()| std::fs::rename(&tmp, file));
+    let written = file.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&tmp, bytes)).and_then(|()| std::fs::rename(&tmp, file));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
-        tracing::info!("could not keep the anchor vectors for the next start: {e}");
+        tracing::info!("could not keep the {what} for the next start: {e}");
     }
+}
+
+/// Chunk densities file: magic, format, the last full computation's size,
+/// the points computed one at a time since, the count, then (content hash,
+/// density) pairs; little-endian.
+const DENSITIES_MAGIC: &[u8; 4] = b"CIDN";
+const DENSITIES_FORMAT: u32 = 1;
+
+/// The densities kept in `file`; `None` when it is missing or unreadable
+/// (they are computed again).
+fn read_densities(file: &Path) -> Option<Densities> {
+    let bytes = std::fs::read(file).ok()?;
+    let word = |at: usize| -> Option<u64> { Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?)) };
+    if bytes.get(..4)? != DENSITIES_MAGIC || u32::from_le_bytes(bytes.get(4..8)?.try_into().ok()?) != DENSITIES_FORMAT {
+        return None;
+    }
+    let (basis, incremental, count) = (usize::try_from(word(8)?).ok()?, usize::try_from(word(16)?).ok()?, usize::try_from(word(24)?).ok()?);
+    let body = bytes.get(32..)?;
+    if body.len() != count.checked_mul(12)? {
+        return None;
+    }
+    let pairs = body.chunks_exact(12).map(|r| (u64::from_le_bytes(r[..8].try_into().unwrap_or_default()), f32::from_le_bytes(r[8..].try_into().unwrap_or_default())));
+    Some(Densities::new(pairs, basis, incremental))
+}
+
+/// Writes the densities to `file` whole or not at all; a failure only costs
+/// computing them again.
+fn write_densities(file: &Path, densities: &Densities) {
+    let pairs: Vec<(u64, f32)> = densities.pairs().collect();
+    let mut bytes = Vec::with_capacity(32 + pairs.len() * 12);
+    bytes.extend_from_slice(DENSITIES_MAGIC);
+    bytes.extend_from_slice(&DENSITIES_FORMAT.to_le_bytes());
+    for n in [densities.basis(), densities.incremental(), pairs.len()] {
+        bytes.extend_from_slice(&(n as u64).to_le_bytes());
+    }
+    for (hash, density) in pairs {
+        bytes.extend_from_slice(&hash.to_le_bytes());
+        bytes.extend_from_slice(&density.to_le_bytes());
+    }
+    write_atomically(file, &bytes, "chunk densities");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn densities_are_kept_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = densities_file(dir.path(), "some-model@1");
+        assert_ne!(file, densities_file(dir.path(), "another-model@1"), "one file per model");
+        assert!(read_densities(&file).is_none(), "missing: computed again");
+        write_densities(&file, &Densities::new([(7, 0.5), (u64::MAX, 0.25)], 40, 3));
+        let back = read_densities(&file).expect("read back");
+        let mut pairs: Vec<(u64, f32)> = back.pairs().collect();
+        pairs.sort_by_key(|p| p.0);
+        assert_eq!(pairs, vec![(7, 0.5), (u64::MAX, 0.25)]);
+        assert_eq!((back.basis(), back.incremental()), (40, 3));
+        // Cut short or of another format: not used.
+        let bytes = std::fs::read(&file).expect("bytes");
+        std::fs::write(&file, &bytes[..bytes.len() - 5]).expect("truncate");
+        assert!(read_densities(&file).is_none());
+        let mut other = bytes.clone();
+        other[4] = 9;
+        std::fs::write(&file, &other).expect("rewrite");
+        assert!(read_densities(&file).is_none());
+    }
 
     #[test]
     fn calibration_reads_the_same_across_models() {

@@ -129,6 +129,8 @@ pub struct VectorIndex {
     /// Live points up to which search scans (exact, then quantized) and
     /// no graph is kept ([`QUANTIZED_SCAN_MAX`]).
     pub(crate) scan_max: usize,
+    /// Hubness of the points, by content hash (see `crate::density`).
+    pub(crate) densities: crate::density::Densities,
 }
 
 impl VectorIndex {
@@ -148,6 +150,7 @@ impl VectorIndex {
             hnsw_len: 0,
             exact_max: EXACT_SEARCH_MAX,
             scan_max: QUANTIZED_SCAN_MAX,
+            densities: crate::density::Densities::default(),
         }
     }
 

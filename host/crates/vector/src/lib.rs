@@ -20,6 +20,9 @@
 //! every result) and the graph is rebuilt when tombstones pass
 //! [`REBUILD_DEAD_FRACTION`].
 //!
+//! Ranking can discount hubs, points close to a great many others
+//! ([`VectorIndex::hubness_adjusted`], see the `density` module).
+//!
 //! Snapshots ([`VectorIndex::save`], [`VectorIndex::load`]) persist the
 //! points and the graph so a restart does not rebuild it; a snapshot that
 //! does not verify is ignored and the index is rebuilt from the store.
@@ -30,10 +33,12 @@
 //! changes, `max_nb_connection > 256`) are never reached, because files are
 //! checked before hnsw_rs opens them and those settings are constants here.
 
+mod density;
 mod distance;
 mod index;
 mod persist;
 
+pub use density::{DENSITY_NEIGHBOURS, DENSITY_SAMPLE, Densities, HUBNESS_WEIGHT};
 pub use distance::{INT4_BLOCK, UnitDot, dot, dot_u4_i8, dots_u4_i8, int4_len, quantize, quantize4};
 pub use index::{
     Diff, EXACT_SEARCH_MAX, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_MAX_CONNECTIONS, HNSW_MAX_LAYERS, Hit,
