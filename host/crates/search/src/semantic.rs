@@ -445,6 +445,13 @@ impl VectorSearch {
             }
         }
         let work = c.forest.density_work();
+        if work == 0 && full && file.as_ref().is_some_and(|f| !f.exists()) {
+            // Nothing to compute (every density read back, or too few
+            // chunks): the file still says this pass is done.
+            if let Some(file) = &file {
+                write_densities(file, c.forest.densities());
+            }
+        }
         if work == 0 || !(full || work <= INLINE_DENSITY_WORK) {
             return;
         }
