@@ -2009,12 +2009,19 @@ mod tests {
             "node -e 'console.log(Object.keys({a: 1}), process.version, process.env.HOME, [1, 2][0], {[\"k\"]: 1})'",
             "node -e 'const v = `v${1 + 1}`; console.log(v, [\"a\"].map((x) => x.toUpperCase()))'",
             "node -e 'for (const [k, v] of Object.entries({a: 1})) console.log(k, v)' extra args",
+            "node -p 'crypto.randomUUID() + path.sep + util.format(\"%s\", 1)'",
         ] {
             let a = at(cmd);
             assert!(a.unprovable.is_empty() && a.targets.is_empty(), "{cmd}: {a:?}");
         }
         for cmd in [
             "node -e 'require(\"fs\").writeFileSync(\"a\", \"\")'",
+            "node -e 'fs.writeFileSync(\"a\", \"\")'",
+            "node -p 'child_process.execSync(\"touch a\")'",
+            "node -e 'vm.runInThisContext(\"1\")'",
+            "node -e 'v8.writeHeapSnapshot()'",
+            "node -e 'const w = worker_threads; w'",
+            "node -e 'console.log(crypto.randomUUID(), os.EOL)'",
             "node -e 'require(\"child_process\").execSync(\"rm a\")'",
             "node -e 'const m = \"fs\"; require(m)'",
             "node -e 'require.resolve(\"x\")'",

@@ -326,11 +326,19 @@ enum JsTok {
 
 /// Names inline JavaScript may not use, as a name or a property: the
 /// roads to the global object, the module system, code built from strings
-/// and the process (`require`, `process` and `Object` have allowed forms).
+/// and the process (`require`, `process` and `Object` have allowed forms),
+/// and node's built-in modules that reach files, processes, the network or
+/// code: `node -e` and `-p` make every built-in module a global
+/// (`node -e 'fs.writeFileSync(...)'`). Those left (`path`, `util`, `url`,
+/// `crypto`, `buffer`, `events`, `assert`, ...) write nothing.
 const JS_BANNED: &[&str] = &[
     "import", "module", "exports", "global", "globalThis", "this", "self", "window", "eval", "Function", "constructor", "prototype",
     "Reflect", "Proxy", "arguments", "with", "WebAssembly", "prepareStackTrace", "captureStackTrace", "getThis", "getFunction",
-    "getBuiltinModule", "mainModule", "binding", "dlopen", "caller", "callee", "Deno", "Bun",
+    "getBuiltinModule", "mainModule", "binding", "dlopen", "caller", "callee", "Deno", "Bun", "Worker",
+    // Built-in modules (globals in `node -e`), of node 20 and later.
+    "async_hooks", "child_process", "cluster", "constants", "dgram", "diagnostics_channel", "dns", "domain", "fs", "http", "http2",
+    "https", "inspector", "net", "os", "perf_hooks", "readline", "repl", "stream", "sys", "tls", "trace_events", "tty", "v8", "vm",
+    "wasi", "worker_threads", "zlib", "sqlite", "sea", "test",
 ];
 
 /// What `process.X` may name.
