@@ -4,13 +4,17 @@ connects to the server) and Codex CLI (`codex mcp list`), both from npm
 (scripts/lib/clients.sh). VS Code and Cursor have no CLI that lists servers:
 their files are checked for the shape their documentation gives. The Gemini
 hook command is run the way Gemini CLI runs it (`bash -c` with
-GEMINI_PROJECT_DIR), with and without code-intel on PATH."""
+GEMINI_PROJECT_DIR), with and without code-intel on PATH. Codex runs real
+turns (`codex exec`) against a scripted stand-in for the OpenAI Responses API
+on 127.0.0.1, so its hook on apply_patch and its shell tool runs for real."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import subprocess
+import threading
 import tomllib
 from pathlib import Path
 
@@ -160,3 +164,99 @@ def test_codex_loads_the_write_gate_hook_of_a_trusted_project(setup):
     assert blocked.returncode == 2 and "app/models.py" in blocked.stderr, blocked
     look = run(dict(payload, tool_name="shell", tool_input={"command": ["bash", "-lc", "grep -rn User app | head"]}))
     assert look.returncode == 0, look
+
+
+class Responses:
+    """A stand-in for the OpenAI Responses API: the first request of a turn
+    is answered with `call` (one tool call), every later one with a final
+    message; the outputs Codex sends back for the call are kept."""
+
+    def __init__(self, call: dict):
+        self.outputs: list[dict] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                self.reply("application/json", json.dumps({"data": [], "models": []}).encode())
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                outputs = [i for i in body.get("input", []) if str(i.get("type", "")).endswith("_output")]
+                outer.outputs = outputs
+                item = (
+                    {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                     "content": [{"type": "output_text", "text": "done", "annotations": []}]}
+                    if outputs else dict(call, id="call_item_1", call_id="call_1", status="completed")
+                )
+                response = {"id": "resp_1", "object": "response", "status": "completed", "output": [item],
+                            "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2,
+                                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
+                events = [
+                    ("response.created", {"type": "response.created", "response": dict(response, status="in_progress", output=[])}),
+                    ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+                    ("response.completed", {"type": "response.completed", "response": response}),
+                ]
+                self.reply("text/event-stream", b"".join(f"event: {t}\ndata: {json.dumps(d)}\n\n".encode() for t, d in events))
+
+            def reply(self, kind: str, data: bytes):
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def codex_turn(setup, call: dict, trusted_hooks: bool = True) -> str:
+    """One `codex exec` turn in which the model makes `call`; what Codex
+    answered the model for it."""
+    standin = Responses(call)
+    try:
+        config = setup["home"] / ".codex" / "config.toml"
+        text = config.read_text()
+        if "model_provider" not in text:
+            # Top-level keys first, then the tables init wrote.
+            config.write_text(
+                'model = "gpt-5.5"\nmodel_provider = "standin"\n\n' + text
+                + f'\n[projects."{setup["repo"]}"]\ntrust_level = "trusted"\n'
+            )
+        # The provider table, last in the file, names this turn's port.
+        text = config.read_text().split("\n[model_providers.standin]")[0]
+        config.write_text(text.rstrip("\n") + f'\n\n[model_providers.standin]\nname = "standin"\nbase_url = "http://127.0.0.1:{standin.server.server_port}/v1"\nwire_api = "responses"\n')
+        args = [CODEX, "exec", "--skip-git-repo-check", *(["--dangerously-bypass-hook-trust"] if trusted_hooks else []), "go"]
+        run = subprocess.run(args, cwd=setup["repo"], env=setup["env"], capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        assert standin.outputs, run.stdout[-3000:] + run.stderr[-3000:]
+        return json.dumps(standin.outputs)
+    finally:
+        standin.close()
+
+
+PATCH = "*** Begin Patch\n*** Update File: app/models.py\n@@\n-\"\"\"User model and loading.\"\"\"\n+\"\"\"Changed.\"\"\"\n*** End Patch\n"
+
+
+@pytest.mark.skipif(not CODEX, reason="Codex CLI not installed: run scripts/test or set CODE_INTEL_CODEX_BIN")
+def test_codex_turns_are_gated_by_the_hook(setup):
+    models = setup["repo"] / "app" / "models.py"
+    before = models.read_text()
+    # Codex's apply_patch tool (a freeform tool for this model): blocked without a session.
+    answer = codex_turn(setup, {"type": "custom_tool_call", "name": "apply_patch", "input": PATCH})
+    assert "blocked by PreToolUse hook" in answer and "app/models.py" in answer and "no active code-intel session" in answer, answer
+    # Its shell tool (exec_command, `Bash` to the hook): a write is blocked, a read runs.
+    answer = codex_turn(setup, {"type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": "sed -i s/User/Person/ app/models.py"})})
+    assert "blocked by PreToolUse hook" in answer and "app/models.py" in answer, answer
+    assert models.read_text() == before
+    answer = codex_turn(setup, {"type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": "grep -c dataclass app/models.py"})})
+    assert "blocked" not in answer and "Process exited with code 0" in answer, answer
+    # The documented limit: until the user trusts the hook, Codex does not run it.
+    answer = codex_turn(setup, {"type": "custom_tool_call", "name": "apply_patch", "input": PATCH}, trusted_hooks=False)
+    assert "blocked" not in answer and "Changed." in models.read_text(), answer
