@@ -70,7 +70,7 @@ fn analyze_depth(command: &str, cwd: Option<PathBuf>, depth: usize) -> Analysis 
             return out;
         }
     };
-    let mut walker = Walker { cwd_stack: Vec::new(), cwd, depth, out, assigned: Vec::new() };
+    let mut walker = Walker { cwd_stack: Vec::new(), cwd, depth, out, assigned: Vec::new(), set_earlier: Vec::new() };
     walker.walk(&tokens);
     walker.out
 }
@@ -554,6 +554,8 @@ struct Walker {
     out: Analysis,
     /// Variables assigned for the command being read (`PYTHONPATH=. python ...`).
     assigned: Vec<String>,
+    /// Variables set or exported earlier on the line (`export PYTHONPATH=.; python ...`).
+    set_earlier: Vec<String>,
 }
 
 /// Words that start or end compound commands; the command after them is analysed as usual.
@@ -686,8 +688,17 @@ impl Walker {
                 break;
             }
         }
+        if words.is_empty() {
+            self.set_earlier.append(&mut self.assigned);
+        }
         self.command(words, isolated);
         self.assigned.clear();
+    }
+
+    /// A variable set for the command being read or earlier on the line
+    /// whose name starts with one of `prefixes`.
+    fn loader_variable(&self, prefixes: &[&str]) -> Option<String> {
+        self.assigned.iter().chain(&self.set_earlier).find(|v| prefixes.iter().any(|p| v.starts_with(p))).cloned()
     }
 
     #[allow(clippy::too_many_lines)]
@@ -700,6 +711,9 @@ impl Walker {
         let name = name_word.text.rsplit('/').next().unwrap_or(&name_word.text).to_string();
         let args = &words[1..];
         let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+        if matches!(name.as_str(), "export" | "declare" | "typeset" | "readonly" | "local") {
+            self.set_earlier.extend(texts.iter().filter(|t| !t.starts_with('-')).map(|t| t.split('=').next().unwrap_or_default().to_string()));
+        }
         match name.as_str() {
             // Wrappers: analyse the command they run.
             "sudo" | "doas" | "nohup" | "command" | "builtin" | "exec" | "stdbuf" | "ionice" | "nice" | "timeout" | "time"
@@ -984,7 +998,8 @@ impl Walker {
                 let isolated = flags.contains(&"-I") || flags.contains(&"-P");
                 let ignores_env = flags.contains(&"-I") || flags.contains(&"-E");
                 let checked = code.and_then(|c| python_code_is_read_only(&c.text)).and_then(|modules| {
-                    if let Some(var) = self.assigned.iter().find(|v| v.starts_with("PYTHON") && !ignores_env || v.starts_with("LD_")) {
+                    let prefixes: &[&str] = if ignores_env { &["LD_"] } else { &["PYTHON", "LD_"] };
+                    if let Some(var) = self.loader_variable(prefixes) {
                         return Err(format!("{var} is set for it, which changes what Python loads"));
                     }
                     if modules.is_empty() || isolated {
@@ -1004,7 +1019,7 @@ impl Walker {
         if matches!(name, "node" | "nodejs") {
             if let Some(code) = node_inline_code(words) {
                 let checked = code.and_then(|c| inline_code::node_code_is_read_only(&c.text)).and_then(|json_files| {
-                    if let Some(var) = self.assigned.iter().find(|v| v.starts_with("NODE_") || v.starts_with("LD_")) {
+                    if let Some(var) = self.loader_variable(&["NODE_", "LD_"]) {
                         return Err(format!("{var} is set for it, which changes what node loads"));
                     }
                     for file in json_files {
@@ -1948,6 +1963,8 @@ mod tests {
             "python3 -c 'import sys; sys.stdout.write(\"x\"); sys.exit(0)'",
             "python3 -c 'import json; print(f\"{json.dumps([1])}\")'",
             "cat package.json | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d[\"version\"])'",
+            "export LANG=C; python3 -c 'import json; print(json.dumps(1))'",
+            "export PYTHONPATH=/tmp/evil; python3 -I -c 'import json; print(json.dumps(1))'",
         ] {
             read_only(cmd);
         }
@@ -1975,6 +1992,9 @@ mod tests {
             "python3 -c 'import json;import\tos'",
             "PYTHONPATH=evil python3 -c 'import json'",
             "env PYTHONPATH=evil python3 -c 'print(1)'",
+            "export PYTHONPATH=/tmp/evil; python3 -c 'import json'",
+            "PYTHONPATH=/tmp/evil; export PYTHONPATH; python3 -c 'import json'",
+            "declare -x LD_PRELOAD=/tmp/x.so && python3 -c 'print(1)'",
             "cd $D && python3 -c 'import json'",
         ] {
             unprovable(cmd);
@@ -2058,6 +2078,7 @@ mod tests {
             "node -e 'Error.prepareStackTrace = (e, s) => s'",
             "node -e 'console.log(\"\u{e9}\", \u{e9})'",
             "NODE_OPTIONS='--require ./evil.js' node -e 'console.log(1)'",
+            "export NODE_OPTIONS='--require ./evil.js'; node -e 'console.log(1)'",
             "node -r ./evil.js -e 'console.log(1)'",
             "node --input-type=module -e 'console.log(1)'",
             "node -e \"$CODE\"",
