@@ -70,7 +70,7 @@ fn analyze_depth(command: &str, cwd: Option<PathBuf>, depth: usize) -> Analysis 
             return out;
         }
     };
-    let mut walker = Walker { cwd_stack: Vec::new(), cwd, depth, out, assigned: Vec::new(), set_earlier: Vec::new() };
+    let mut walker = Walker { cwd_stack: Vec::new(), cwd, depth, out, assigned: Vec::new(), set_earlier: Vec::new(), written_before: 0 };
     walker.walk(&tokens);
     walker.out
 }
@@ -556,6 +556,8 @@ struct Walker {
     assigned: Vec<String>,
     /// Variables set or exported earlier on the line (`export PYTHONPATH=.; python ...`).
     set_earlier: Vec<String>,
+    /// Files written by the commands before the one being read.
+    written_before: usize,
 }
 
 /// Words that start or end compound commands; the command after them is analysed as usual.
@@ -636,6 +638,7 @@ impl Walker {
     }
 
     fn simple_command(&mut self, toks: &[Tok], isolated: bool) {
+        self.written_before = self.out.targets.len();
         let mut words: Vec<Word> = Vec::new();
         for t in toks {
             match t {
@@ -1002,6 +1005,10 @@ impl Walker {
                     if let Some(var) = self.loader_variable(prefixes) {
                         return Err(format!("{var} is set for it, which changes what Python loads"));
                     }
+                    if self.written_before > 0 {
+                        // A module, a .pth or sitecustomize file the line wrote first would run.
+                        return Err("the command line writes files before it, which Python may load; run it as a command of its own".into());
+                    }
                     if modules.is_empty() || isolated {
                         return Ok(());
                     }
@@ -1021,6 +1028,9 @@ impl Walker {
                 let checked = code.and_then(|c| inline_code::node_code_is_read_only(&c.text)).and_then(|json_files| {
                     if let Some(var) = self.loader_variable(&["NODE_", "LD_"]) {
                         return Err(format!("{var} is set for it, which changes what node loads"));
+                    }
+                    if self.written_before > 0 && !json_files.is_empty() {
+                        return Err("the command line writes files before it, which its require may load; run it as a command of its own".into());
                     }
                     for file in json_files {
                         let Some(cwd) = &self.cwd else {
@@ -1996,9 +2006,15 @@ mod tests {
             "PYTHONPATH=/tmp/evil; export PYTHONPATH; python3 -c 'import json'",
             "declare -x LD_PRELOAD=/tmp/x.so && python3 -c 'print(1)'",
             "cd $D && python3 -c 'import json'",
+            "mkdir /tmp/e && echo 'import os' > /tmp/e/json.py && cd /tmp/e && python3 -c 'import json'",
         ] {
             unprovable(cmd);
         }
+        // A .pth file written first runs at Python's start, imports or not.
+        let a = run("echo 'import os' > /usr/lib/python3/dist-packages/x.pth; python3 -c 'print(1)'");
+        assert!(a.unprovable.iter().any(|u| u.contains("writes files before it")), "{a:?}");
+        // Its own output is no earlier write.
+        assert_eq!(targets("python3 -c 'import json; print(json.dumps(1))' > /tmp/out.json"), ["/tmp/out.json"]);
         // `python -c` imports from the current directory first.
         let dir = tempfile::tempdir().unwrap();
         let at = |cmd: &str| analyze(cmd, dir.path());
@@ -2079,6 +2095,7 @@ mod tests {
             "node -e 'console.log(\"\u{e9}\", \u{e9})'",
             "NODE_OPTIONS='--require ./evil.js' node -e 'console.log(1)'",
             "export NODE_OPTIONS='--require ./evil.js'; node -e 'console.log(1)'",
+            "ln -sf evil.js /tmp/x.json; node -e \"require('./package.json')\"",
             "node -r ./evil.js -e 'console.log(1)'",
             "node --input-type=module -e 'console.log(1)'",
             "node -e \"$CODE\"",
