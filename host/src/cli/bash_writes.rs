@@ -52,12 +52,20 @@ impl Analysis {
 /// Analyses a command line run in `cwd`.
 #[must_use]
 pub fn analyze(command: &str, cwd: &Path) -> Analysis {
-    analyze_depth(command, Some(cwd.to_path_buf()), 0)
+    analyze_depth(command, Some(cwd.to_path_buf()), 0, &Inherited::default())
+}
+
+/// What a nested command line (`bash -c`, `$(...)`) inherits from the line
+/// around it: whether files were written before it, the variables set.
+#[derive(Default)]
+struct Inherited {
+    written: usize,
+    variables: Vec<String>,
 }
 
 const MAX_DEPTH: usize = 8;
 
-fn analyze_depth(command: &str, cwd: Option<PathBuf>, depth: usize) -> Analysis {
+fn analyze_depth(command: &str, cwd: Option<PathBuf>, depth: usize, inherited: &Inherited) -> Analysis {
     let mut out = Analysis::default();
     if depth > MAX_DEPTH {
         out.unprovable.push("commands nested too deeply to read".into());
@@ -70,7 +78,16 @@ fn analyze_depth(command: &str, cwd: Option<PathBuf>, depth: usize) -> Analysis 
             return out;
         }
     };
-    let mut walker = Walker { cwd_stack: Vec::new(), cwd, depth, out, assigned: Vec::new(), set_earlier: Vec::new(), written_before: 0 };
+    let mut walker = Walker {
+        cwd_stack: Vec::new(),
+        cwd,
+        depth,
+        out,
+        assigned: Vec::new(),
+        set_earlier: inherited.variables.clone(),
+        written_before: 0,
+        inherited_writes: inherited.written,
+    };
     walker.walk(&tokens);
     walker.out
 }
@@ -558,6 +575,8 @@ struct Walker {
     set_earlier: Vec<String>,
     /// Files written by the commands before the one being read.
     written_before: usize,
+    /// Files written on the enclosing line before this nested one.
+    inherited_writes: usize,
 }
 
 /// Words that start or end compound commands; the command after them is analysed as usual.
@@ -632,13 +651,13 @@ impl Walker {
 
     fn substitutions(&mut self, w: &Word) {
         for s in &w.substitutions {
-            let sub = analyze_depth(s, self.cwd.clone(), self.depth + 1);
+            let sub = analyze_depth(s, self.cwd.clone(), self.depth + 1, &self.inherited());
             self.out.merge(sub);
         }
     }
 
     fn simple_command(&mut self, toks: &[Tok], isolated: bool) {
-        self.written_before = self.out.targets.len();
+        self.written_before = self.inherited_writes + self.out.targets.len();
         let mut words: Vec<Word> = Vec::new();
         for t in toks {
             match t {
@@ -696,6 +715,13 @@ impl Walker {
         }
         self.command(words, isolated);
         self.assigned.clear();
+    }
+
+    fn inherited(&self) -> Inherited {
+        Inherited {
+            written: self.inherited_writes + self.out.targets.len(),
+            variables: self.assigned.iter().chain(&self.set_earlier).cloned().collect(),
+        }
     }
 
     /// A variable set for the command being read or earlier on the line
@@ -796,7 +822,7 @@ impl Walker {
                 }
                 match script {
                     Some(s) if !s.dynamic || (s.quoted && s.substitutions.is_empty() && !s.text.contains('$')) => {
-                        let sub = analyze_depth(&s.text, self.cwd.clone(), self.depth + 1);
+                        let sub = analyze_depth(&s.text, self.cwd.clone(), self.depth + 1, &self.inherited());
                         self.out.merge(sub);
                     }
                     _ if args.iter().all(|w| matches!(w.text.as_str(), "--version" | "--help")) && !args.is_empty() => {}
@@ -1438,7 +1464,7 @@ impl Walker {
                 "-c" | "--call" => {
                     match rest.first() {
                         Some(line) if !line.dynamic && line.substitutions.is_empty() => {
-                            let sub = analyze_depth(&line.text, self.cwd.clone(), self.depth + 1);
+                            let sub = analyze_depth(&line.text, self.cwd.clone(), self.depth + 1, &self.inherited());
                             self.out.merge(sub);
                         }
                         _ => self.unprovable(format!("`{name} -c` runs a command line the write gate cannot read")),
@@ -2007,6 +2033,9 @@ mod tests {
             "declare -x LD_PRELOAD=/tmp/x.so && python3 -c 'print(1)'",
             "cd $D && python3 -c 'import json'",
             "mkdir /tmp/e && echo 'import os' > /tmp/e/json.py && cd /tmp/e && python3 -c 'import json'",
+            "echo 'import os' > /tmp/e/json.py; cd /tmp/e; bash -c \"python3 -c 'import json'\"",
+            "export PYTHONPATH=/tmp/e; sh -c \"python3 -c 'import json'\"",
+            "PYTHONPATH=/tmp/e bash -c \"python3 -c 'import json'\"",
         ] {
             unprovable(cmd);
         }
