@@ -1581,9 +1581,20 @@ fn python_inline_code(words: &[Word]) -> Option<Result<&Word, String>> {
                     None => Err("no code after -c".into()),
                 });
             }
-            "-W" | "-X" => {
-                it.next();
-            }
+            // A warning category with a module (`-W ignore::mod.Warning`) is
+            // imported; `-X pycache_prefix=DIR` writes bytecode there.
+            "-W" => match it.next() {
+                Some(v) if !v.dynamic && !v.text.contains('.') => {}
+                _ => return Some(Err("its -W option names a warning category in a module, which Python imports".into())),
+            },
+            "-X" => match it.next() {
+                Some(v)
+                    if !v.dynamic
+                        && ["importtime", "dev", "utf8", "utf8=0", "utf8=1", "warn_default_encoding", "no_debug_ranges", "frozen_modules=on", "frozen_modules=off"]
+                            .contains(&v.text.as_str()) => {}
+                Some(v) => return Some(Err(format!("the gate does not read what `-X {}` does", v.text))),
+                None => return Some(Err("no value after -X".into())),
+            },
             "-B" | "-E" | "-I" | "-O" | "-OO" | "-P" | "-q" | "-s" | "-S" | "-u" | "-b" | "-bb" | "-R" => {}
             _ => return None,
         }
@@ -2001,6 +2012,7 @@ mod tests {
             "cat package.json | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d[\"version\"])'",
             "export LANG=C; python3 -c 'import json; print(json.dumps(1))'",
             "export PYTHONPATH=/tmp/evil; python3 -I -c 'import json; print(json.dumps(1))'",
+            "python3 -W ignore -X utf8 -c 'import json; print(json.dumps(1))'",
         ] {
             read_only(cmd);
         }
@@ -2036,6 +2048,8 @@ mod tests {
             "echo 'import os' > /tmp/e/json.py; cd /tmp/e; bash -c \"python3 -c 'import json'\"",
             "export PYTHONPATH=/tmp/e; sh -c \"python3 -c 'import json'\"",
             "PYTHONPATH=/tmp/e bash -c \"python3 -c 'import json'\"",
+            "python3 -W 'ignore::evil.Warning' -c 'print(1)'",
+            "python3 -X pycache_prefix=src -c 'import json'",
         ] {
             unprovable(cmd);
         }
