@@ -137,6 +137,23 @@ fn everyday_questions_are_refused_unless_the_repository_speaks_them() {
     let res = search(&store, Some(&again), &SearchRequest::new(everyday[0])).unwrap();
     assert!(res.no_confident_match, "{res:#?}");
 
+    // A repository that knows the words one by one, never together, does
+    // not speak the request.
+    let apart = [
+        ("app/catalog/fruit.py", "# Fruit codes for the price list.\nFRUITS = ['apple', 'banana', 'cherry']\n"),
+        ("app/catalog/bakery.py", "# Prices of a bread loaf by weight.\ndef loaf_price(weight):\n    return weight * 3\n"),
+        ("app/cms/blocks.py", "# A recipe block shows numbered steps.\nclass StepsBlock:\n    pass\n"),
+    ];
+    for (path, content) in apart {
+        let chunked = ChunkedFile { chunks: line_chunks(path, content), chunker: "fallback".into(), ..Default::default() };
+        let file = FileRecord { path: path.into(), sha256: code_intel_store::content_hash(content), size: content.len() as i64, mtime_ns: 0 };
+        store.write(|w| w.replace_file(&file, &chunked, 0).map(drop)).unwrap();
+    }
+    embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
+    let res = search(&store, Some(&vectors), &SearchRequest::new("what is a good recipe for banana bread with walnuts")).unwrap();
+    assert!(res.no_confident_match, "{res:#?}");
+    assert!(res.message.as_deref().unwrap_or("").contains("everyday language"), "{:?}", res.message);
+
     // A repository about the same everyday things answers them.
     let content = "def walnut_banana_bread():\n    \"\"\"A recipe for banana bread with walnuts: flour, sugar, ripe bananas.\"\"\"\n    return Recipe(\"banana bread\", [\"flour\", \"walnuts\", \"bananas\"])\n";
     let chunked = ChunkedFile { chunks: line_chunks("app/recipes/baking.py", content), chunker: "fallback".into(), ..Default::default() };

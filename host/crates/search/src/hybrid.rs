@@ -327,9 +327,15 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     // where the repository speaks its language: a chunk holding every word,
     // a definition of what it names, a phrase it quotes, its content words
     // in the index ("many" and "have" are in every repository; "moons" and
-    // "Jupiter" are not).
-    let speaks = vocabulary.as_ref().is_some_and(Vocabulary::speaks);
-    let everyday = everyday && !every_word && !speaks && !hits.iter().any(|h| h.defines || h.quoted.is_some());
+    // "Jupiter" are not), two of them in one chunk (a repository with
+    // pages of prose in many languages knows "cat" and "eating", but not
+    // together).
+    let everyday = everyday && !every_word && !hits.iter().any(|h| h.defines || h.quoted.is_some());
+    let everyday = everyday
+        && !match &vocabulary {
+            Some(v) if v.speaks() => v.cjk || known_together(store, &v.content_known_words)?,
+            _ => false,
+        };
     let any_confident = !gibberish && !everyday && (hits.iter().any(|h| h.confident) || glossary_confident || familiar);
     if any_confident {
         let mut hits = by_file(hits, query, &request.weights);
@@ -442,6 +448,8 @@ struct Vocabulary {
     content: usize,
     /// Of the [`Vocabulary::content`] words, those the index knows.
     content_known: usize,
+    /// Those words.
+    content_known_words: Vec<String>,
 }
 
 impl Vocabulary {
@@ -501,6 +509,9 @@ fn vocabulary(store: &Store, query: &str) -> Result<Vocabulary, SearchError> {
         if !COMMON_WORDS.contains(&word.to_ascii_lowercase().as_str()) {
             vocabulary.content += 1;
             vocabulary.content_known += usize::from(known);
+            if known {
+                vocabulary.content_known_words.push((*word).to_string());
+            }
         }
     }
     let terms = crate::glossary::matched_terms(query);
@@ -515,6 +526,27 @@ fn vocabulary(store: &Store, query: &str) -> Result<Vocabulary, SearchError> {
         }
     }
     Ok(vocabulary)
+}
+
+/// Content words a request shares with the index ([`Vocabulary`]) at
+/// most checked in pairs: 28 pairs of one full-text lookup each.
+const TOGETHER_WORDS: usize = 8;
+
+/// Does some chunk hold two of `words` together? A repository's prose
+/// (translations, docs) knows many everyday words one by one; a repository
+/// about a request's subject has chunks that use its words together.
+fn known_together(store: &Store, words: &[String]) -> Result<bool, SearchError> {
+    let words = &words[..words.len().min(TOGETHER_WORDS)];
+    for (i, a) in words.iter().enumerate() {
+        for b in &words[i + 1..] {
+            if let Some(expression) = code_intel_store::tokenize::match_expression(&format!("{a} {b}"), false)
+                && store.any_match(&expression)?
+            {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 fn status_hint(status: &VectorStatus) -> String {
