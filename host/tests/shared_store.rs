@@ -4,13 +4,16 @@
 //! refuses the credentials or was migrated by a newer code-intel leaves
 //! indexing local-only with a status line and exit 0; publishers running at
 //! once neither duplicate nor corrupt rows; `search --shared` finds code in
-//! every published repository and names it.
+//! every published repository and names it, and so does the MCP tool
+//! `semantic_search` with `shared`, which answers from the local index, and
+//! says why, when no store is configured or it goes away.
 
 mod embed_support;
 mod services;
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 
 use code_intel_core::{Chunk, ChunkedFile, Metadata};
 use code_intel_shared::SharedStore;
@@ -496,4 +499,196 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
     );
     let local: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(local.to_string().contains("app/auth/session.py"), "{local}");
+}
+
+/// `code-intel serve` over stdio, spoken to line by line.
+struct Serve {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Serve {
+    /// Starts the server on `repo` (no start-up sync) with `store` as the
+    /// shared store (none: no store configured) and completes the handshake.
+    fn start(repo: &Path, store: Option<&str>, model_dir: &Path) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_code-intel"));
+        command
+            .args(["serve", "--no-sync", "--repo"])
+            .arg(repo)
+            .env("CODE_INTEL_MODEL_DIR", model_dir)
+            .env_remove("CODE_INTEL_EMBEDDING_ENDPOINT")
+            .env_remove("CODE_INTEL_SHARED_STORE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if let Some(store) = store {
+            command.env("CODE_INTEL_SHARED_STORE", store);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut serve = Self {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next_id: 0,
+        };
+        serve.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        serve.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        serve
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its result (notifications are skipped).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "serve closed stdout");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                assert!(message.get("error").is_none(), "{method}: {message}");
+                return message["result"].clone();
+            }
+        }
+    }
+
+    /// `semantic_search` with `arguments`: (is error, structured content, text).
+    fn search(&mut self, arguments: Value) -> (bool, Value, String) {
+        let r = self.request("tools/call", serde_json::json!({"name": "semantic_search", "arguments": arguments}));
+        let text = r["content"][0]["text"].as_str().unwrap_or_default().to_string();
+        (r["isError"] == true, r["structuredContent"].clone(), text)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn semantic_search_with_shared_searches_every_published_repository() {
+    let Some(model_dir) = embed_support::real_model_dir(
+        "semantic_search_with_shared_searches_every_published_repository",
+    ) else {
+        return;
+    };
+    let pg = Postgres::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let (shop, tools) = (tmp.path().join("shop"), tmp.path().join("tools"));
+    copy_dir(&embed_support::fixture_dir(), &shop);
+    copy_dir(
+        &embed_support::fixture_dir()
+            .parent()
+            .unwrap()
+            .join("mini-repo"),
+        &tools,
+    );
+    for repo in [&shop, &tools] {
+        report(&index(repo, &pg.url, &model_dir));
+    }
+
+    let mut serve = Serve::start(&shop, Some(&pg.url), &model_dir);
+    let tools_list = serve.request("tools/list", serde_json::json!({}));
+    let semantic = tools_list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "semantic_search")
+        .unwrap();
+    assert_eq!(semantic["inputSchema"]["properties"]["shared"]["type"], "boolean", "{semantic}");
+    assert!(semantic["outputSchema"]["properties"].get("shared").is_some(), "{semantic}");
+
+    // An identifier of the other repository: found there, and named.
+    let (error, r, text) = serve.search(serde_json::json!({"query": "UserService rename", "shared": true, "n_results": 5}));
+    assert!(!error, "{text}");
+    assert_eq!(r["shared"]["status"], "searched", "{r}");
+    assert_eq!(r["shared"]["repositories"], 2, "{r}");
+    assert_eq!(
+        r["shared"]["store"].as_str().unwrap(),
+        format!("postgres://code_intel@127.0.0.1:{}/code_intel", pg.port())
+    );
+    assert!(!r.to_string().contains(password(&pg.url)) && !text.contains(password(&pg.url)));
+    let top = &r["results"][0];
+    assert_eq!(
+        (top["repository"].as_str(), top["path"].as_str(), top["file_rank"].as_u64()),
+        (Some("tools"), Some("app/services.py"), Some(1)),
+        "{r}"
+    );
+    assert!(
+        r["results"].as_array().unwrap().iter().all(|h| h["repository"].is_string()),
+        "every hit names its repository: {r}"
+    );
+    assert!(text.contains("tools  app/services.py:"), "{text}");
+
+    // A question only the vectors answer: found in this repository, once
+    // the model has loaded (a search waits for it only briefly).
+    let mut answer = Value::Null;
+    for _ in 0..60 {
+        let (error, r, text) = serve.search(serde_json::json!({"query": "where do users log in", "shared": true, "n_results": 5}));
+        assert!(!error, "{text}");
+        answer = r;
+        if answer["vector_search"] == "ready" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    assert_eq!(answer["mode"], "hybrid", "{answer}");
+    let top = &answer["results"][0];
+    assert_eq!(
+        (top["repository"].as_str(), top["path"].as_str()),
+        (Some("shop"), Some("app/auth/session.py")),
+        "{answer}"
+    );
+    assert_ne!(top["source"], "lexical", "{answer}");
+
+    // Filters of this repository's index are refused by name.
+    for (arguments, named) in [
+        (serde_json::json!({"query": "login", "shared": true, "collection": "map"}), "collection"),
+        (serde_json::json!({"query": "login", "shared": true, "path": "app"}), "path"),
+    ] {
+        let (error, _, text) = serve.search(arguments);
+        assert!(error && text.contains(named), "{text}");
+    }
+
+    // The store goes away: this repository's index answers, and says so.
+    drop(pg);
+    let (error, r, text) = serve.search(serde_json::json!({"query": "where do users log in", "shared": true, "n_results": 5}));
+    assert!(!error, "{text}");
+    let status = r["shared"]["status"].as_str().unwrap();
+    assert!(status.starts_with("unavailable: "), "{r}");
+    assert!(
+        r["notes"][0].as_str().unwrap().contains("answered from this repository's index only"),
+        "{r}"
+    );
+    assert!(text.contains("answered from this repository's index only"), "{text}");
+    let top = &r["results"][0];
+    assert_eq!(
+        (top["repository"].as_str(), top["path"].as_str()),
+        (Some("shop"), Some("app/auth/session.py")),
+        "{r}"
+    );
+    drop(serve);
+
+    // No store configured: the same, with what to set.
+    let mut serve = Serve::start(&shop, None, &model_dir);
+    let (error, r, text) = serve.search(serde_json::json!({"query": "UserService rename", "shared": true}));
+    assert!(!error, "{text}");
+    assert_eq!(r["shared"]["status"], "off", "{r}");
+    assert!(r["notes"][0].as_str().unwrap().contains("CODE_INTEL_SHARED_STORE"), "{r}");
+    assert!(r["results"].as_array().unwrap().iter().all(|h| h["repository"] == "shop"), "{r}");
+    // Without `shared`, nothing changes: no repository, no `shared`.
+    let (_, r, _) = serve.search(serde_json::json!({"query": "UserService rename"}));
+    assert!(r.get("shared").is_none() && r["results"][0].get("repository").is_none(), "{r}");
 }

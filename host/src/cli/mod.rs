@@ -16,7 +16,7 @@ mod plugin;
 mod plugin_new;
 mod search;
 mod serve;
-mod shared;
+pub(crate) mod shared;
 mod status;
 
 #[derive(Parser)]

@@ -225,6 +225,8 @@ pub struct SemanticSearchArgs {
     pub path: Option<String>,
     /// Only these chunk kinds, e.g. `["function", "method"]`.
     pub kinds: Option<Vec<String>>,
+    /// Search every repository published to the team's shared store (config `shared_store` / `CODE_INTEL_SHARED_STORE`) instead of this one; each hit names its repository. Without a usable store, this repository's index answers and `shared.status` says why. Default false.
+    pub shared: Option<bool>,
     /// Output budget in characters (500-200000). Default 20000.
     #[schemars(range(min = budget::MIN_MAX_CHARS, max = budget::MAX_MAX_CHARS))]
     pub max_chars: Option<u32>,
@@ -405,6 +407,9 @@ const SYNC_SKIPPED_LISTED: usize = 50;
 /// One `semantic_search` result: a chunk, with how it was found.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SemanticHit {
+    /// The repository of the hit, with `shared`: the name it was published under (`github.com/org/app`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
     pub path: String,
     pub name: String,
     pub kind: String,
@@ -457,8 +462,27 @@ pub struct SemanticSearchResult {
     /// Results are hypotheses until an exact tool (find_definitions, get_function_at_line) confirms them.
     pub confidence: String,
     pub truncated: bool,
+    /// With `shared`: the store that answered, or why this repository's index answered instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedSearch>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// How `semantic_search` with `shared` was answered.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SharedSearch {
+    /// `searched` (every published repository), `off` (no store configured) or `unavailable: <reason>`; unless `searched`, the results come from this repository's index.
+    pub status: String,
+    /// The store, without its password.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+    /// Repositories published to the store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repositories: Option<i64>,
+    /// Milliseconds the store took (keyword and vector search, fusion), after the query was embedded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_ms: Option<f64>,
 }
 
 /// Files and chunks one chunker produced.
@@ -549,6 +573,83 @@ fn leak_field(path: &str) -> &'static str {
 }
 
 /// A tool error result (shown to the agent) for a bad argument.
+/// The answer of `semantic_search` with `shared` from the store: hits of
+/// every published repository, fused by reciprocal rank, each naming its
+/// repository; `file_rank` numbers the (repository, path) pairs by their
+/// best hit, and each file's hits follow one another, as in local answers.
+fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize) -> Result<CallToolResult, ErrorData> {
+    let outcome = answer.outcome;
+    let vector_ready = outcome.vector_status == "ready";
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut results: Vec<SemanticHit> = outcome
+        .hits
+        .into_iter()
+        .map(|h| {
+            let file = (h.repository.clone(), h.path.clone());
+            let file_rank = match files.iter().position(|f| *f == file) {
+                Some(i) => i + 1,
+                None => {
+                    files.push(file);
+                    files.len()
+                }
+            };
+            SemanticHit {
+                source: match (h.arms.contains(&"keyword"), h.arms.contains(&"vector")) {
+                    (true, true) => "hybrid",
+                    (false, true) => "vector",
+                    _ => "lexical",
+                }
+                .to_string(),
+                repository: Some(h.repository),
+                path: h.path,
+                name: h.name,
+                kind: h.kind,
+                qualified_name: None,
+                start_line: u32::try_from(h.start_line).unwrap_or(0),
+                end_line: u32::try_from(h.end_line).unwrap_or(0),
+                score: h.score,
+                vector_score: None,
+                file_rank,
+                linked_files: Vec::new(),
+            }
+        })
+        .collect();
+    results.sort_by_key(|h| h.file_rank);
+    let mut notes = Vec::new();
+    if results.is_empty() {
+        notes.push(format!(
+            "no match in the {} repositories published to {}; try other words, or search this repository without shared",
+            outcome.repositories, answer.store
+        ));
+    }
+    let mut result = SemanticSearchResult {
+        query,
+        collection: "forest".to_string(),
+        mode: if vector_ready { "hybrid" } else { "lexical" }.to_string(),
+        results,
+        short_circuit: false,
+        map_hits: Vec::new(),
+        vector_search: outcome.vector_status,
+        confidence: "HYPOTHESIS".to_string(),
+        truncated: false,
+        shared: Some(SharedSearch {
+            status: "searched".to_string(),
+            store: Some(answer.store),
+            repositories: Some(outcome.repositories),
+            query_ms: Some((answer.query_ms * 10.0).round() / 10.0),
+        }),
+        notes,
+    };
+    let reserved = budget::json_len(&result) + 400;
+    let dropped = budget::fit(&mut result.results, max_chars, reserved, |h, _| h.linked_files.clear());
+    if dropped > 0 {
+        result.truncated = true;
+        note_dropped(&mut result.notes, dropped, "results", max_chars);
+    }
+    let text = render::semantic(&result);
+    success(&result, text)
+}
+
 fn arg_error(e: &ArgError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(e.to_string())])
 }
@@ -1187,6 +1288,22 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
             return Ok(arg_error(&ArgError::new("query", "is empty; describe what you are looking for")));
         }
         try_arg!(budget::text_limit("query", &args.query, budget::MAX_QUERY_TEXT_CHARS, "describe what you are looking for in a sentence or two, not with the code itself"));
+        let mut shared = None;
+        if args.shared == Some(true) {
+            if args.collection == Some(CollectionArg::Map) {
+                return Ok(arg_error(&ArgError::new("collection", "the map of agreements belongs to this repository; with shared=true leave collection out or use forest")));
+            }
+            for (argument, given) in [("path", args.path.is_some()), ("kinds", args.kinds.is_some())] {
+                if given {
+                    return Ok(arg_error(&ArgError::new(argument, "filters this repository's index, not the shared store; leave it out with shared=true")));
+                }
+            }
+            let (st, query) = (state.clone(), args.query.clone());
+            match blocking(move || super::shared::search(&st, &query, n_results)).await? {
+                Ok(answer) => return shared_answer(args.query, answer, max_chars),
+                Err(miss) => shared = Some(miss),
+            }
+        }
         let path_prefix = match args.path.as_deref() {
             None => String::new(),
             Some(p) => try_arg!(path_arg(&state, "path", p)).relative().to_string(),
@@ -1250,6 +1367,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
                     let lexical = h.arms.contains(&code_intel_search::hybrid::Arm::Lexical);
                     let vector = h.arms.contains(&code_intel_search::hybrid::Arm::Vector);
                     SemanticHit {
+                        repository: None,
                         source: match (lexical, vector) {
                             (true, true) => "hybrid",
                             (false, true) => "vector",
@@ -1278,8 +1396,19 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
             vector_search: response.vector_search,
             confidence: "HYPOTHESIS".to_string(),
             truncated: false,
+            shared: None,
             notes,
         };
+        if let Some(miss) = shared {
+            // Answered here instead: each hit names this repository, as the
+            // store's hits name theirs.
+            let name = crate::cli::shared::repository_name(state.root().path());
+            for hit in &mut result.results {
+                hit.repository = Some(name.clone());
+            }
+            result.notes.insert(0, miss.note());
+            result.shared = Some(SharedSearch { status: miss.status(), store: miss.store(), repositories: None, query_ms: None });
+        }
         let reserved = budget::json_len(&result) + 400;
         if let Some(cap) = budget::trim_nested(&mut result.results, max_chars, reserved, |h| &mut h.linked_files) {
             note_links_cut(&mut result.notes, cap, "result", max_chars);

@@ -18,6 +18,7 @@ pub mod progress;
 pub mod render;
 pub mod schema;
 pub mod session_tools;
+pub mod shared;
 pub mod state;
 pub mod stdio;
 

@@ -213,9 +213,23 @@ pub fn semantic(r: &super::code_tools::SemanticSearchResult) -> String {
     if r.short_circuit {
         let _ = writeln!(out, "(answered from the map of agreements; code not searched)");
     }
+    // Fused reciprocal-rank scores of the shared store are small (at most
+    // 2/61): four decimals tell them apart.
+    let mut places = 2;
+    if let Some(s) = r.shared.as_ref().filter(|s| s.status == "searched") {
+        places = 4;
+        let _ = writeln!(
+            out,
+            "(shared store {}: {} repositories searched in {:.0} ms)",
+            s.store.as_deref().unwrap_or(""),
+            s.repositories.unwrap_or(0),
+            s.query_ms.unwrap_or(0.0)
+        );
+    }
     for h in &r.results {
         let name = h.qualified_name.as_deref().unwrap_or(&h.name);
-        let _ = writeln!(out, "{:.2} {}:{}-{} {} {} [{}]", h.score, h.path, h.start_line, h.end_line, h.kind, name, h.source);
+        let repository = h.repository.as_deref().map(|r| format!("{r}  ")).unwrap_or_default();
+        let _ = writeln!(out, "{:.places$} {repository}{}:{}-{} {} {} [{}]", h.score, h.path, h.start_line, h.end_line, h.kind, name, h.source);
         linked_files(&mut out, &h.linked_files);
     }
     notes(&mut out, &r.notes, r.truncated);

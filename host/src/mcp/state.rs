@@ -87,6 +87,8 @@ pub struct ServerState {
     embed_lock: tokio::sync::Mutex<()>,
     /// (done, total) of the embedding pass under way, for requests that wait for it.
     embed_progress: watch::Sender<Option<(usize, usize)>>,
+    /// The shared store's connection, opened by the first shared search.
+    shared: super::shared::SharedConnection,
 }
 
 /// Why the index cannot answer right now.
@@ -126,6 +128,7 @@ impl ServerState {
             vectors: OnceLock::new(),
             embed_lock: tokio::sync::Mutex::new(()),
             embed_progress: watch::channel(None).0,
+            shared: super::shared::SharedConnection::default(),
         })
     }
 
@@ -262,6 +265,11 @@ impl ServerState {
                 Arc::new(VectorSearch::new(model, Some(vectors_dir(&config::state_dir(self.root.path())))))
             })
             .clone()
+    }
+
+    /// The connection to the shared store (config `shared_store`).
+    pub(crate) fn shared_connection(&self) -> &super::shared::SharedConnection {
+        &self.shared
     }
 
     pub(crate) fn embed_lock(&self) -> &tokio::sync::Mutex<()> {

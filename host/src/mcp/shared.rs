@@ -1,0 +1,174 @@
+//! `semantic_search` with `shared`: every repository published to the shared
+//! store (PostgreSQL + pgvector), through one connection the server keeps.
+//!
+//! The store is never required: not configured, unreachable, refusing the
+//! credentials or at a newer schema, the caller answers from the local
+//! index and says why ([`Miss`]). A failed connection is remembered for
+//! [`RETRY_AFTER`], so an unreachable host does not cost every call the
+//! connect timeout; a connection that breaks is opened again once.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use code_intel_shared::{SearchOutcome, SharedStore, Unavailable, configured_url};
+
+use super::state::ServerState;
+
+/// How long a failed connection attempt is remembered before a call tries again.
+pub const RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// The server's connection to the shared store.
+#[derive(Default)]
+pub struct SharedConnection {
+    state: Mutex<Conn>,
+}
+
+#[derive(Default)]
+enum Conn {
+    #[default]
+    Untried,
+    Open(Arc<SharedStore>),
+    Failed(Instant, Unavailable),
+}
+
+/// Why the shared store did not answer.
+#[derive(Clone, Debug)]
+pub enum Miss {
+    /// No store is configured.
+    Off,
+    /// The store could not be used: as shown (no password), and why.
+    Unavailable { store: String, reason: String },
+}
+
+impl Miss {
+    /// The `status` of the answer's `shared` object.
+    #[must_use]
+    pub fn status(&self) -> String {
+        match self {
+            Self::Off => "off".to_string(),
+            Self::Unavailable { reason, .. } => format!("unavailable: {reason}"),
+        }
+    }
+
+    /// The store as shown, when one is configured.
+    #[must_use]
+    pub fn store(&self) -> Option<String> {
+        match self {
+            Self::Off => None,
+            Self::Unavailable { store, .. } => Some(store.clone()),
+        }
+    }
+
+    /// The note of an answer from the local index instead.
+    #[must_use]
+    pub fn note(&self) -> String {
+        match self {
+            Self::Off => format!(
+                "shared=true needs a shared store: set {} or `shared_store` in .code-intel/config.json to its PostgreSQL URL; answered from this repository's index only",
+                code_intel_shared::STORE_ENV
+            ),
+            Self::Unavailable { store, reason } => {
+                format!("shared store {store} unavailable: {reason}; answered from this repository's index only")
+            }
+        }
+    }
+}
+
+impl From<Unavailable> for Miss {
+    fn from(u: Unavailable) -> Self {
+        Self::Unavailable { store: u.shown, reason: u.reason }
+    }
+}
+
+/// What the store answered.
+#[derive(Debug)]
+pub struct Answer {
+    /// The store as shown (no password).
+    pub store: String,
+    pub outcome: SearchOutcome,
+    /// The store's part (both arms and the fusion), after the query was embedded.
+    pub query_ms: f64,
+}
+
+impl SharedConnection {
+    /// The open connection, opening it when there is none and no failure is
+    /// recent. `fresh` drops an open one first (it broke).
+    fn store(&self, url: &str, fresh: bool) -> Result<Arc<SharedStore>, Unavailable> {
+        let mut conn = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*conn {
+            Conn::Open(store) if !fresh => return Ok(Arc::clone(store)),
+            Conn::Failed(at, why) if !fresh && at.elapsed() < RETRY_AFTER => return Err(why.clone()),
+            _ => {}
+        }
+        // Connecting under the lock: calls arriving meanwhile wait for this
+        // attempt instead of each opening their own.
+        match SharedStore::connect(url) {
+            Ok(store) => {
+                let store = Arc::new(store);
+                *conn = Conn::Open(Arc::clone(&store));
+                Ok(store)
+            }
+            Err(why) => {
+                tracing::warn!("{why}; semantic_search with shared=true answers from this repository's index");
+                *conn = Conn::Failed(Instant::now(), why.clone());
+                Err(why)
+            }
+        }
+    }
+
+    fn fail(&self, why: Unavailable) {
+        *self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Conn::Failed(Instant::now(), why);
+    }
+}
+
+/// Searches every repository published to the configured store for
+/// `query`: keywords and, when the model is ready, the query's vector. At
+/// most `limit` hits. Blocking (the `postgres` client runs its own runtime):
+/// call it off the async executor.
+///
+/// # Errors
+/// [`Miss`] when no store is configured or it cannot be used.
+pub fn search(state: &ServerState, query: &str, limit: usize) -> Result<Answer, Miss> {
+    let url = configured_url(state.config().shared_store.as_deref()).ok_or(Miss::Off)?;
+    let connection = state.shared_connection();
+    let mut store = connection.store(&url, false)?;
+
+    let (encoder, model) = state.vectors().encoder(code_intel_search::semantic::MODEL_WAIT);
+    let mut vector_note = None;
+    let embedded = match &encoder {
+        Some(encoder) => match encoder.embed_query(query) {
+            Ok(v) => Some((encoder.info().key.to_string(), v)),
+            Err(e) => {
+                vector_note = Some(format!("unavailable: the query could not be embedded: {e}"));
+                None
+            }
+        },
+        None => {
+            vector_note = Some(format!("unavailable: {}", model.status()));
+            None
+        }
+    };
+    let vector = embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice()));
+
+    let started = Instant::now();
+    let mut result = store.search(query, vector, limit);
+    if result.is_err() {
+        // The connection may have broken (the server restarted, a proxy
+        // dropped it): one new connection, one more try.
+        store = connection.store(&url, true)?;
+        result = store.search(query, vector, limit);
+    }
+    let mut outcome = match result {
+        Ok(outcome) => outcome,
+        Err(reason) => {
+            let why = Unavailable { shown: store.shown().to_string(), reason };
+            connection.fail(why.clone());
+            return Err(why.into());
+        }
+    };
+    let query_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if let Some(note) = vector_note {
+        outcome.vector_status = note;
+    }
+    Ok(Answer { store: store.shown().to_string(), outcome, query_ms })
+}
