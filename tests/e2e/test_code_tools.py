@@ -283,6 +283,15 @@ async def test_semantic_search_uses_vectors_once_embedded(code_intel_bin, mini_r
         assert any(h["name"] in ("rename", "rename_user") for h in data["results"]), data
         r, data, _ = await call(client, "semantic_search", {"query": "xqzzv kjhgf", "n_results": 5})
         assert data["results"] == [] or data["notes"], data
+        # The embedding pass ends by computing the chunk densities the vector
+        # ranking takes hubs down by, kept beside the vector snapshots.
+        vectors = Path(mini_repo) / ".code-intel" / "vectors"
+        with anyio.move_on_after(60):
+            while not list(vectors.glob("forest-densities-*.bin")):
+                await anyio.sleep(0.5)
+        kept = list(vectors.glob("forest-densities-*.bin"))
+        assert len(kept) == 1, sorted(p.name for p in vectors.glob("*"))
+        assert kept[0].stat().st_size > 32, kept[0].stat().st_size
 
 
 async def test_sync_reports_embedding_progress(code_intel_bin, mini_repo):
