@@ -418,6 +418,10 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<Chunk>, PluginError> {
         .find(|b| b.kind == BlockKind::Template && b.attr("lang").is_none_or(|l| l == "html"));
     let mut elements: Vec<Element<'_>> = Vec::new();
     if let Some(t) = template {
+        // The end bytes of the elements around the current one (nodes come
+        // in document order): its depth without walking its ancestors,
+        // which is quadratic on deep nesting.
+        let mut around: Vec<u32> = Vec::new();
         for node in t.node.descendants() {
             if node.start_byte() >= t.span.end_byte {
                 break;
@@ -425,14 +429,13 @@ fn chunk_file(path: &str, source: &str) -> Result<Vec<Chunk>, PluginError> {
             if !node.is(k.element) {
                 continue;
             }
+            while around.last().is_some_and(|&end| end <= node.start_byte()) {
+                around.pop();
+            }
+            let depth = around.len() + 1;
+            around.push(node.end_byte());
             let (open, close, tag) = k.tags(node);
             let Some(open) = open else { continue };
-            let depth = node
-                .ancestors()
-                .take_while(|a| *a != t.node)
-                .filter(|a| a.is(k.element))
-                .count()
-                + 1;
             let end = node.end_byte().min(t.span.end_byte);
             elements.push(Element {
                 tag: tag.to_string(),
@@ -715,16 +718,18 @@ fn push_template(
     };
     let mut level = None;
     if size > MAX_CHUNK_BYTES {
+        // What eliding saves at each depth, summed in one pass (a pass per
+        // depth is quadratic on deep nesting: 36,000 nested <div>s).
         let deepest = elements.iter().map(|e| e.depth).max().unwrap_or(0);
+        let mut saved = vec![0usize; deepest + 1];
+        for e in elements {
+            if let Some(i) = elidable(e) {
+                saved[e.depth] += i.range().len() - 3;
+            }
+        }
         for depth in (1..=deepest).rev() {
-            let saved: usize = elements
-                .iter()
-                .filter(|e| e.depth == depth)
-                .filter_map(elidable)
-                .map(|i| i.range().len() - 3)
-                .sum();
             level = Some(depth);
-            if size - saved <= MAX_CHUNK_BYTES {
+            if size - saved[depth] <= MAX_CHUNK_BYTES {
                 break;
             }
         }

@@ -182,12 +182,22 @@ fn fuzzing_findings_in_plugins_stay_fixed() {
         "[".repeat(36_000),
         "]".repeat(36_000)
     );
+    // 36,000 nested `<div>` in a template (fuzz case 6100 of seed 20261126,
+    // reduced): each element's depth counted by walking its ancestors and
+    // the elision level found by a pass per depth, both quadratic, ran past
+    // the fuel limit (a timeout).
+    let deep_vue = format!(
+        "<template>\n  {}x{}\n</template>\n\n<script setup>\nconst a = 1\n</script>\n",
+        "<div>".repeat(36_000),
+        "</div>".repeat(36_000)
+    );
     for (path, plugin, content) in [
         ("tailwind.config.js", "tailwind", String::from_utf8_lossy(&tailwind).into_owned()),
         ("composer.json", "composer", composer),
         ("src/components/Twice.vue", "vue", vue.to_string()),
         ("database/migrations/2025_02_20_080000_create_reviews_table.php", "migrations", split_migration.to_string()),
         ("tailwind.config.js", "tailwind", deep_tailwind),
+        ("src/components/Deep.vue", "vue", deep_vue),
     ] {
         assert!(host.plugins().any(|p| p.name == plugin), "no {plugin} plugin in {}: run `cargo xtask plugins`", dir.display());
         let file = host.chunk_file(path, &content);
@@ -204,6 +214,9 @@ fn fuzzing_findings_in_plugins_stay_fixed() {
                 let note = root.metadata.get("note").and_then(|n| n.as_str().map(str::to_string)).unwrap_or_default();
                 assert!(note.contains("nested deeper than"), "{}", root.metadata.as_str());
                 assert!(file.chunks.iter().any(|c| c.id == "tailwind:plugins"));
+            }
+            "vue" if content.len() > 36_000 => {
+                assert!(file.chunks.iter().any(|c| c.id == "template"), "{:?}", file.chunks);
             }
             _ => {}
         }
