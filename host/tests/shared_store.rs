@@ -692,3 +692,66 @@ fn semantic_search_with_shared_searches_every_published_repository() {
     let (_, r, _) = serve.search(serde_json::json!({"query": "UserService rename"}));
     assert!(r.get("shared").is_none() && r["results"][0].get("repository").is_none(), "{r}");
 }
+
+/// Counts the files it chunks (one line chunk each).
+#[derive(Default)]
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl code_intel_core::Chunker for Counting {
+    fn chunk_file(&self, path: &str, content: &str) -> ChunkedFile {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        ChunkedFile {
+            chunks: code_intel_core::line_chunks(path, content),
+            chunker: "lines".into(),
+            ..ChunkedFile::default()
+        }
+    }
+}
+
+#[test]
+fn a_sync_takes_its_chunk_lists_in_a_few_round_trips() {
+    use code_intel_core::Chunker;
+    use code_intel_shared::SharedChunker;
+    let pg = Postgres::start();
+    let store = SharedStore::connect(&pg.url).unwrap();
+    let content = |i: usize, version: usize| format!("def f{i}():\n    return {version}\n");
+    let paths: Vec<String> = (0..1200).map(|i| format!("src/m{i}.py")).collect();
+
+    // CI publishes version 1 of every file, then version 2 of the first ten.
+    for version in [1, 2] {
+        let inner = Counting::default();
+        let chunker = SharedChunker::new(&inner, &store, "key".into());
+        let n = if version == 1 { paths.len() } else { 10 };
+        for (i, path) in paths.iter().enumerate().take(n) {
+            chunker.chunk_file(path, &content(i, version));
+        }
+        let report = chunker.finish();
+        assert_eq!(store.publish_chunk_lists("key", &report.to_publish).unwrap(), n as u64);
+    }
+    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let newest = store.newest_chunk_lists("key", &refs[..20]).unwrap();
+    assert_eq!(newest.len(), 20);
+
+    // A checkout at version 1 of files 0-4 and 2 of 5-9, files 10-1199 at
+    // version 1 except 10-14 edited locally, and a file never published.
+    let inner = Counting::default();
+    let chunker = SharedChunker::new(&inner, &store, "key".into());
+    let mut all = refs.clone();
+    all.push("src/new.py");
+    let before = store.calls();
+    chunker.prepare(&all);
+    for (i, path) in paths.iter().enumerate() {
+        let version = if i < 5 { 1 } else if i < 10 { 2 } else if i < 15 { 3 } else { 1 };
+        let got = chunker.chunk_file(path, &content(i, version));
+        assert_eq!(got.chunks, code_intel_core::line_chunks(path, &content(i, version)), "{path}");
+    }
+    chunker.chunk_file("src/new.py", "x = 1\n");
+    let calls = store.calls() - before;
+    let report = chunker.finish();
+    assert_eq!(report.error, None);
+    assert_eq!(report.files_from_store, 1195, "all but the 5 edited files and the new one");
+    assert_eq!(inner.0.load(std::sync::atomic::Ordering::SeqCst), 6);
+    // 3 batched queries, 5 lookups of an older version, 5 of a local
+    // edit: 13, not one per file (1,201).
+    assert_eq!(calls, 13, "calls to the store for 1,201 files");
+}

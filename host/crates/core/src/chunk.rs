@@ -209,6 +209,12 @@ pub trait Chunker: Send + Sync {
     /// a strategy that keeps failing (the plugin host's circuit breaker)
     /// gives it a fresh chance here. Nothing by default.
     fn begin_run(&self) {}
+
+    /// Called by the indexer with the paths it is about to look at (their
+    /// content may turn out unchanged), before any `chunk_file` of the run:
+    /// a chunker that looks files up somewhere can fetch them in a few
+    /// round trips instead of one per file. Nothing by default.
+    fn prepare(&self, _paths: &[&str]) {}
 }
 
 /// The line-based fallback: consecutive windows of [`FALLBACK_WINDOW_LINES`]

@@ -322,6 +322,10 @@ pub fn sync(
 
     let total = pending.len() as u64;
     progress(Progress { phase: Phase::Indexing, done: 0, total });
+    if !pending.is_empty() {
+        let paths: Vec<&str> = pending.iter().map(|p| p.file.path.as_str()).collect();
+        chunker.prepare(&paths);
+    }
     let mut chunk_total = store.chunk_total()?;
     let mut added_sha: Vec<(String, String)> = Vec::new(); // (path, sha) of added files
     let mut modified_paths: Vec<String> = Vec::new();

@@ -100,6 +100,8 @@ fn hex(bytes: &[u8]) -> String {
 pub struct SharedStore {
     client: Mutex<Client>,
     shown: String,
+    /// Calls made on the connection (each one round trip or a few).
+    calls: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for SharedStore {
@@ -261,9 +263,23 @@ impl SharedStore {
         };
         let mut client = config.connect(NoTls).map_err(|e| fail(describe(&e)))?;
         migrate(&mut client).map_err(fail)?;
+        // Chunk lists by path, for the lookups of a whole sync at once
+        // (`newest_chunk_lists`). Not part of the schema's version: a store
+        // without it answers the same, slower; a user without the rights
+        // leaves it to another.
+        let exists = client
+            .query_one("SELECT to_regclass('chunk_lists_by_path') IS NOT NULL", &[])
+            .map(|r| r.get::<_, bool>(0))
+            .unwrap_or(true);
+        if !exists {
+            let _ = client.batch_execute(
+                "CREATE INDEX IF NOT EXISTS chunk_lists_by_path ON chunk_lists (chunker_key, path, published_at DESC)",
+            );
+        }
         Ok(Self {
             client: Mutex::new(client),
             shown,
+            calls: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -281,7 +297,16 @@ impl SharedStore {
             .client
             .lock()
             .map_err(|_| "shared store connection lock poisoned".to_string())?;
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         f(&mut client).map_err(|e| describe(&e))
+    }
+
+    /// How many calls this connection made to the store so far (a call is
+    /// one statement, or one transaction of a few).
+    #[must_use]
+    pub fn calls(&self) -> u64 {
+        self.calls.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The chunk list published for `path` with content hash `file_hash`
@@ -301,6 +326,33 @@ impl SharedStore {
         // A row that does not parse (written by a buggy or foreign client)
         // is a miss, not an error: the file is chunked locally.
         Ok(row.and_then(|r| serde_json::from_slice::<ChunkedFile>(r.get::<_, &[u8]>(0)).ok()))
+    }
+
+    /// The newest chunk list published under `chunker_key` for each of
+    /// `paths` (file hash and the list's encoded bytes), a few hundred paths
+    /// per query. A path missing from the answer has no list under this key.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn newest_chunk_lists(
+        &self,
+        chunker_key: &str,
+        paths: &[&str],
+    ) -> Result<HashMap<String, (String, Vec<u8>)>, String> {
+        let mut out = HashMap::with_capacity(paths.len());
+        for batch in paths.chunks(BATCH) {
+            let rows = self.with(|c| {
+                c.query(
+                    "SELECT DISTINCT ON (path) path, file_hash, chunks FROM chunk_lists \
+                     WHERE chunker_key = $1 AND path = ANY($2) ORDER BY path, published_at DESC, file_hash",
+                    &[&chunker_key, &batch],
+                )
+            })?;
+            for row in rows {
+                out.insert(row.get::<_, String>(0), (row.get::<_, String>(1), row.get::<_, Vec<u8>>(2)));
+            }
+        }
+        Ok(out)
     }
 
     /// Publishes chunk lists (file hash, path, chunked file); rows already
@@ -888,6 +940,10 @@ pub struct SharedChunker<'a> {
     store: &'a SharedStore,
     key: String,
     state: Mutex<ChunkerState>,
+    /// From `prepare`: per path, the newest published list (file hash,
+    /// encoded list), or `None` when nothing is published for the path.
+    /// A path not here is looked up on its own.
+    prefetched: Mutex<HashMap<String, Option<(String, Vec<u8>)>>>,
 }
 
 #[derive(Default)]
@@ -918,6 +974,7 @@ impl<'a> SharedChunker<'a> {
             store,
             key: chunker_key,
             state: Mutex::new(ChunkerState::default()),
+            prefetched: Mutex::new(HashMap::new()),
         }
     }
 
@@ -936,13 +993,44 @@ impl<'a> SharedChunker<'a> {
     fn failed(&self) -> bool {
         self.state.lock().map_or(true, |s| s.error.is_some())
     }
+
+    fn stop(&self, e: String) {
+        tracing::warn!(
+            store = self.store.shown(),
+            "shared store lookups stopped: {e}"
+        );
+        if let Ok(mut s) = self.state.lock() {
+            s.error.get_or_insert(e);
+        }
+    }
+
+    /// The published list of `path` with content `hash`: from what
+    /// `prepare` fetched when it answers (a path with nothing published is
+    /// a miss without asking), else asked for on its own.
+    fn lookup(&self, hash: &str, path: &str) -> Result<Option<ChunkedFile>, String> {
+        let known = self
+            .prefetched
+            .lock()
+            .ok()
+            .and_then(|mut p| p.remove(path));
+        match known {
+            Some(None) => Ok(None),
+            // A list that does not parse (written by a buggy or foreign
+            // client) is a miss: the file is chunked locally.
+            Some(Some((h, bytes))) if h == hash => {
+                Ok(serde_json::from_slice::<ChunkedFile>(&bytes).ok())
+            }
+            // Another version is the newest: maybe an older one matches.
+            Some(Some(_)) | None => self.store.chunk_list(&self.key, hash, path),
+        }
+    }
 }
 
 impl Chunker for SharedChunker<'_> {
     fn chunk_file(&self, path: &str, content: &str) -> ChunkedFile {
         let hash = hex(&Sha256::digest(content.as_bytes()));
         if !self.failed() {
-            match self.store.chunk_list(&self.key, &hash, path) {
+            match self.lookup(&hash, path) {
                 Ok(Some(listed)) => {
                     if let Ok(mut s) = self.state.lock() {
                         s.files_from_store += 1;
@@ -951,15 +1039,7 @@ impl Chunker for SharedChunker<'_> {
                     return listed;
                 }
                 Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!(
-                        store = self.store.shown(),
-                        "shared store lookups stopped: {e}"
-                    );
-                    if let Ok(mut s) = self.state.lock() {
-                        s.error.get_or_insert(e);
-                    }
-                }
+                Err(e) => self.stop(e),
             }
         }
         let chunked = self.inner.chunk_file(path, content);
@@ -973,6 +1053,27 @@ impl Chunker for SharedChunker<'_> {
 
     fn begin_run(&self) {
         self.inner.begin_run();
+    }
+
+    fn prepare(&self, paths: &[&str]) {
+        self.inner.prepare(paths);
+        if self.failed() {
+            return;
+        }
+        match self.store.newest_chunk_lists(&self.key, paths) {
+            Ok(found) => {
+                if let Ok(mut p) = self.prefetched.lock() {
+                    p.clear();
+                    for path in paths {
+                        p.insert((*path).to_string(), None);
+                    }
+                    for (path, list) in found {
+                        p.insert(path, Some(list));
+                    }
+                }
+            }
+            Err(e) => self.stop(e),
+        }
     }
 }
 
