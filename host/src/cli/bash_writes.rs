@@ -1610,6 +1610,11 @@ fn node_inline_code(words: &[Word]) -> Option<Result<&Word, String>> {
     if let Some(other) = words[..position].first() {
         return Some(Err(format!("the option {} comes before the code, and the gate does not read what it loads", other.text)));
     }
+    // Options after the code are still node's own (`node -e CODE --require
+    // FILE` loads FILE) until `--` or the first other argument.
+    if let Some(next) = words.get(position + 2).filter(|w| (w.text.starts_with('-') && w.text != "--") || w.dynamic) {
+        return Some(Err(format!("the option {} after the code is node's own, and the gate does not read what it loads", next.text)));
+    }
     Some(match words.get(position + 1) {
         Some(code) if !code.dynamic && code.substitutions.is_empty() => Ok(code),
         Some(_) => Err("its code is only known when it runs".into()),
@@ -2088,6 +2093,8 @@ mod tests {
             "node -e 'console.log(Object.keys({a: 1}), process.version, process.env.HOME, [1, 2][0], {[\"k\"]: 1})'",
             "node -e 'const v = `v${1 + 1}`; console.log(v, [\"a\"].map((x) => x.toUpperCase()))'",
             "node -e 'for (const [k, v] of Object.entries({a: 1})) console.log(k, v)' extra args",
+            "node -e 'console.log(process.argv)' -- --require ./evil.js",
+            "node -e 'console.log(process.argv)' x --require ./evil.js",
             "node -p 'crypto.randomUUID() + path.sep + util.format(\"%s\", 1)'",
         ] {
             let a = at(cmd);
@@ -2140,6 +2147,8 @@ mod tests {
             "export NODE_OPTIONS='--require ./evil.js'; node -e 'console.log(1)'",
             "ln -sf evil.js /tmp/x.json; node -e \"require('./package.json')\"",
             "node -r ./evil.js -e 'console.log(1)'",
+            "node -e 'console.log(1)' --require ./evil.js",
+            "node -e 'console.log(1)' $OPTS",
             "node --input-type=module -e 'console.log(1)'",
             "node -e \"$CODE\"",
             "node evil.js",
