@@ -560,8 +560,8 @@ impl SharedStore {
     }
 
     /// Searches every published repository: the words of `query` in the
-    /// chunks' words (PostgreSQL full text, any word, ranked by
-    /// `ts_rank_cd`), and, given the query's vector under a model key, the
+    /// chunks' words (PostgreSQL full text, every word, else any word,
+    /// ranked by `ts_rank_cd`), and, given the query's vector under a model key, the
     /// nearest chunk texts of that model (pgvector HNSW, cosine), fused by
     /// reciprocal rank. At most `limit` hits.
     ///
@@ -611,9 +611,16 @@ impl SharedStore {
             }
         };
 
+        // Chunks holding every word; only when none does, any word (as the
+        // local index's lexical search). An any-word query of common code
+        // words matches a large share of all chunks, each of which
+        // `ts_rank_cd` would rank.
         let words = query_words(query);
-        if !words.is_empty() {
-            let tsquery = words.join(" | ");
+        for joiner in [" & ", " | "] {
+            if words.is_empty() || (joiner == " | " && words.len() == 1) {
+                break;
+            }
+            let tsquery = words.join(joiner);
             let rows = self.with(|c| {
                 c.query(
                     &format!(
@@ -624,7 +631,10 @@ impl SharedStore {
                     &[&tsquery],
                 )
             })?;
-            add(&rows, "keyword");
+            if !rows.is_empty() {
+                add(&rows, "keyword");
+                break;
+            }
         }
 
         match vector {
