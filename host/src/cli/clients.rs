@@ -404,20 +404,26 @@ fn merge_cursor_hook(doc: &mut Value, event: &str, matcher: Option<&str>, comman
 // ---------------------------------------------------------------------------
 // Codex
 
+/// A Codex TOML file's text (empty when missing) and its parsed document.
+fn read_codex_toml(path: &Path) -> anyhow::Result<(String, toml_edit::DocumentMut)> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let doc = text
+        .parse()
+        .map_err(|e| anyhow::anyhow!("{} is not valid TOML ({e}); fix it, then run init --client codex again", path.display()))?;
+    Ok((text, doc))
+}
+
 fn install_codex(root: &Path, machine: &Machine) -> anyhow::Result<String> {
     let mut out = String::new();
     let Some(home) = &machine.codex_home else {
         anyhow::bail!("cannot find Codex's home: set CODEX_HOME (or HOME) and run init --client codex again");
     };
     let path = home.join("config.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
-    };
-    let mut doc: toml_edit::DocumentMut = text
-        .parse()
-        .map_err(|e| anyhow::anyhow!("{} is not valid TOML ({e}); fix it, then run init --client codex again", path.display()))?;
+    let (text, mut doc) = read_codex_toml(&path)?;
     let servers = doc.entry("mcp_servers").or_insert_with(|| {
         let mut t = toml_edit::Table::new();
         t.set_implicit(true);
@@ -455,14 +461,7 @@ fn install_codex(root: &Path, machine: &Machine) -> anyhow::Result<String> {
 /// call reaches `check-write`, which passes the tools that write nothing.
 fn install_codex_hook(root: &Path, out: &mut String) -> anyhow::Result<()> {
     let path = root.join(".codex").join("config.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
-    };
-    let mut doc: toml_edit::DocumentMut = text
-        .parse()
-        .map_err(|e| anyhow::anyhow!("{} is not valid TOML ({e}); fix it, then run init --client codex again", path.display()))?;
+    let (text, mut doc) = read_codex_toml(&path)?;
     let command = gate_command("codex");
     let shape = || anyhow::anyhow!("`hooks.PreToolUse` in {} must be an array of tables; fix it, then run init again", path.display());
     let hooks = doc.entry("hooks").or_insert_with(|| {

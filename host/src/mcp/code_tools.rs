@@ -622,7 +622,7 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
             outcome.repositories, answer.store
         ));
     }
-    let mut result = SemanticSearchResult {
+    let result = SemanticSearchResult {
         query,
         collection: "forest".to_string(),
         mode: if vector_ready { "hybrid" } else { "lexical" }.to_string(),
@@ -640,7 +640,16 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
         }),
         notes,
     };
+    semantic_answer(result, max_chars)
+}
+
+/// A `semantic_search` answer fitted to `max_chars` (linked files cut
+/// first, then whole results, each cut noted) and rendered.
+fn semantic_answer(mut result: SemanticSearchResult, max_chars: usize) -> Result<CallToolResult, ErrorData> {
     let reserved = budget::json_len(&result) + 400;
+    if let Some(cap) = budget::trim_nested(&mut result.results, max_chars, reserved, |h| &mut h.linked_files) {
+        note_links_cut(&mut result.notes, cap, "result", max_chars);
+    }
     let dropped = budget::fit(&mut result.results, max_chars, reserved, |h, _| h.linked_files.clear());
     if dropped > 0 {
         result.truncated = true;
@@ -1409,17 +1418,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
             result.notes.insert(0, miss.note());
             result.shared = Some(SharedSearch { status: miss.status(), store: miss.store(), repositories: None, query_ms: None });
         }
-        let reserved = budget::json_len(&result) + 400;
-        if let Some(cap) = budget::trim_nested(&mut result.results, max_chars, reserved, |h| &mut h.linked_files) {
-            note_links_cut(&mut result.notes, cap, "result", max_chars);
-        }
-        let dropped = budget::fit(&mut result.results, max_chars, reserved, |h, _| h.linked_files.clear());
-        if dropped > 0 {
-            result.truncated = true;
-            note_dropped(&mut result.notes, dropped, "results", max_chars);
-        }
-        let text = render::semantic(&result);
-        success(&result, text)
+        semantic_answer(result, max_chars)
     }
 
     #[tool(
