@@ -320,10 +320,8 @@ fn a_graph_snapshot_is_dropped_once_the_collection_is_scanned_instead() {
     assert!(dir.join("forest").exists());
 
     let vectors = VectorSearch::new(ModelHandle::ready(Arc::clone(&encoder)), Some(dir.clone()));
-    assert!(vectors.needs_graph(3), "a snapshot on disk is work for `index`");
     vectors.sync(&store).unwrap();
     assert!(!dir.join("forest").exists(), "the unused snapshot is removed");
-    assert!(!vectors.needs_graph(3));
     let mut request = SearchRequest::new("compute the order total");
     request.mode = Some(Mode::Semantic);
     request.collection = Collection::Forest;

@@ -357,17 +357,6 @@ impl VectorSearch {
         Ok(c)
     }
 
-    /// Whether [`VectorSearch::sync`] has anything to do for a one-shot
-    /// process (`code-intel index`) with `points` embedded chunks: only a
-    /// graph index (more than [`code_intel_vector::QUANTIZED_SCAN_MAX`]
-    /// points) or an existing snapshot needs bringing up to date; below that
-    /// size a search reads the vectors straight from the store.
-    #[must_use]
-    pub fn needs_graph(&self, points: u64) -> bool {
-        let large = usize::try_from(points).map_or(true, |p| p > code_intel_vector::QUANTIZED_SCAN_MAX);
-        large || self.dir.as_ref().is_some_and(|d| d.join("forest").exists() || d.join("map").exists())
-    }
-
     /// Brings the in-memory indexes in step with the store and finishes any
     /// graph work (build, rebuild, inserts), then saves a snapshot when a
     /// graph is in use. For after an embedding pass, in the background.
