@@ -114,6 +114,9 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn summary(mut ms: Vec<f64>) -> serde_json::Value {
+    if ms.is_empty() {
+        return serde_json::json!({ "n": 0 });
+    }
     ms.sort_by(f64::total_cmp);
     serde_json::json!({ "p50": pct(&ms, 50.0), "p95": pct(&ms, 95.0), "n": ms.len() })
 }
@@ -192,9 +195,32 @@ fn run(encoder: &Arc<Encoder>, base: &[(String, ChunkedFile)], size: usize) -> s
     let chunks = store.chunk_count().expect("count");
 
     let vs = VectorSearch::new(ModelHandle::ready(Arc::clone(encoder)), Some(tmp.path().join("vectors")));
+    // The build (the vector index and every chunk's density), with semantic
+    // queries sent from another connection meanwhile, as a server answers
+    // them during its first sync: how long does a query wait?
+    let done = std::sync::atomic::AtomicBool::new(false);
     let started = Instant::now();
-    vs.sync(&store).expect("vector index built");
-    let build_secs = started.elapsed().as_secs_f64();
+    let (build_secs, during_sync) = std::thread::scope(|s| {
+        let asking = s.spawn(|| {
+            let reader = Store::open(&tmp.path().join("index.db")).expect("second connection");
+            let mut times = Vec::new();
+            let mut request = SearchRequest::new(QUERIES[0]);
+            request.mode = Some(Mode::Semantic);
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                request.query = QUERIES[times.len() % QUERIES.len()].to_string();
+                let t = Instant::now();
+                let _ = search(&reader, Some(&vs), &request).expect("search during the sync");
+                times.push(ms(t.elapsed()));
+            }
+            times
+        });
+        vs.sync(&store).expect("vector index built");
+        let build_secs = started.elapsed().as_secs_f64();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (build_secs, asking.join().expect("asking thread"))
+    });
+    let first_during_sync = during_sync.first().copied().unwrap_or(0.0);
+    let longest_during_sync = during_sync.iter().skip(1).copied().fold(0.0, f64::max);
 
     // Warm-up, then timed passes.
     let mut embed = Vec::new();
@@ -282,6 +308,11 @@ fn run(encoder: &Arc<Encoder>, base: &[(String, ChunkedFile)], size: usize) -> s
         "search_path": index.search_path(),
         "store_build_s": store_secs,
         "vector_index_build_s": build_secs,
+        // The first query also waits for the collections to load; the
+        // longest of the others is the wait a density step causes.
+        "semantic_during_build_ms": summary(during_sync.clone()),
+        "first_query_during_build_ms": first_during_sync,
+        "longest_later_query_during_build_ms": longest_during_sync,
         "embed_ms": summary(embed),
         "semantic_ms": summary(semantic),
         "hybrid_ms": summary(hybrid),

@@ -29,7 +29,7 @@
 use std::collections::HashSet;
 
 use code_intel_store::{FtsHit, Store, StoreError};
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
 /// Hits returned when the caller does not say (`-n`).
@@ -88,18 +88,37 @@ pub enum LexicalError {
     Store(#[from] StoreError),
 }
 
+/// Longest path filter glob, in characters. A glob names directories and
+/// file patterns: a few hundred characters at most. Longer ones only cost
+/// matcher memory, and past the matcher's size limit (10 MB of compiled
+/// automaton, reached by a few thousand characters of alternations and
+/// classes) they cannot be compiled at all.
+pub const MAX_GLOB_CHARS: usize = 1_000;
+
 /// Compiles a path filter glob (see [`LexicalQuery::path_glob`]).
 ///
 /// # Errors
-/// [`LexicalError::InvalidGlob`].
-pub fn path_matcher(glob: &str) -> Result<GlobMatcher, LexicalError> {
+/// [`LexicalError::InvalidGlob`]: bad syntax, longer than
+/// [`MAX_GLOB_CHARS`], or too large to compile.
+pub fn path_matcher(glob: &str) -> Result<GlobSet, LexicalError> {
+    let invalid = |message: String| LexicalError::InvalidGlob { glob: truncated(glob), message };
+    let chars = glob.chars().count();
+    if chars > MAX_GLOB_CHARS {
+        return Err(invalid(format!(
+            "it is {chars} characters long; the limit is {MAX_GLOB_CHARS}: name a directory (`src/`) or a file pattern (`**/*.py`)"
+        )));
+    }
     let pattern = glob.trim_start_matches("./");
     let pattern = if pattern.ends_with('/') { format!("{pattern}**") } else { pattern.to_string() };
-    GlobBuilder::new(&pattern)
-        .literal_separator(false)
-        .build()
-        .map(|g| g.compile_matcher())
-        .map_err(|e| LexicalError::InvalidGlob { glob: glob.to_string(), message: e.to_string() })
+    let glob = GlobBuilder::new(&pattern).literal_separator(false).build().map_err(|e| invalid(e.to_string()))?;
+    // A set reports a matcher too large to compile as an error, where a
+    // single glob's matcher panics.
+    GlobSetBuilder::new().add(glob).build().map_err(|e| invalid(e.to_string()))
+}
+
+/// `glob` as an error message shows it: at most 200 characters.
+fn truncated(glob: &str) -> String {
+    if glob.chars().count() <= 200 { glob.to_string() } else { format!("{}…", glob.chars().take(200).collect::<String>()) }
 }
 
 /// Runs a lexical search; an empty result for a query without words.
@@ -284,5 +303,21 @@ mod tests {
         }
         // A word is the phrase of its pairs: 論理 alone is not 論理和.
         assert!(search(&store, &LexicalQuery::new("論理和")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn path_globs_are_bounded_and_never_panic() {
+        let m = path_matcher("app/").unwrap();
+        assert!(m.is_match("app/Models/User.php") && !m.is_match("routes/web.php"));
+        assert!(path_matcher("**/*.py").unwrap().is_match("src/a/b.py"));
+        // Long but within the limit: compiled (alternations and classes of
+        // non-ASCII letters make the largest automata).
+        let long = "{a,é,c}[!é-ꯍ]".repeat(MAX_GLOB_CHARS / 13);
+        assert!(long.chars().count() <= MAX_GLOB_CHARS);
+        assert!(path_matcher(&long).is_ok());
+        let err = path_matcher(&"*a".repeat(MAX_GLOB_CHARS)).unwrap_err().to_string();
+        assert!(err.contains("2000 characters long; the limit is 1000"), "{err}");
+        assert!(err.chars().count() < 600, "the glob is cut in the message: {err}");
+        assert!(path_matcher("src/[").unwrap_err().to_string().contains("invalid path glob"));
     }
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use code_intel_embed::{Encoder, ModelHandle, ModelState};
 use code_intel_store::embeddings::{EmbeddingCoverage, EmbeddingModel, StoredMapEntry, VectorPoint};
 use code_intel_store::{Store, StoreError};
-use code_intel_vector::{Densities, Hit, VectorIndex, hash64};
+use code_intel_vector::{DENSITY_STEP_PAIRS, Densities, Hit, VectorIndex, hash64};
 use serde::Serialize;
 
 /// A map hit at or above this score answers the query on its own (seed
@@ -357,15 +357,18 @@ impl VectorSearch {
         Ok(c)
     }
 
-    /// Brings the in-memory indexes in step with the store and finishes any
+    /// Brings the in-memory indexes in step with the store, finishes any
     /// graph work (build, rebuild, inserts), then saves a snapshot when a
-    /// graph is in use. For after an embedding pass, in the background.
+    /// graph is in use, and brings the chunk densities up to date. For after
+    /// an embedding pass, in the background.
     ///
     /// # Errors
     /// SQLite errors.
     pub fn sync(&self, store: &Store) -> Result<(), StoreError> {
         let Some(encoder) = self.model.state().encoder().cloned() else { return Ok(()) };
-        self.with_collections(store, &encoder, true, |_| ())?;
+        // A long density pass goes a step at a time, letting go of the
+        // collections between steps so that queries are answered meanwhile.
+        while self.with_collections(store, &encoder, true, |c| c.forest.density_pass_pending())? == Some(true) {}
         Ok(())
     }
 
@@ -422,9 +425,12 @@ impl VectorSearch {
         Ok(Some(f(c)))
     }
 
-    /// Brings the forest's chunk densities up to date when the work is small
-    /// or `full` (a sync), reading them from their file first, and keeps them
-    /// there when any were computed.
+    /// Brings the forest's chunk densities up to date: inline when the work
+    /// is small, else, in a sync (`full`), one step of a pass
+    /// ([`DENSITY_STEP_PAIRS`] products, about a second) so that queries
+    /// waiting for the collections wait no longer; [`VectorSearch::sync`]
+    /// takes the steps. Reads them from their file first, and keeps them
+    /// there when a pass ends.
     fn update_densities(&self, c: &mut Collections, full: bool) {
         let file = self.dir.as_ref().map(|d| densities_file(d, &c.key));
         if !c.densities_read {
@@ -433,21 +439,35 @@ impl VectorSearch {
                 c.forest.restore_densities(densities);
             }
         }
-        let work = c.forest.density_work();
-        if work == 0 && full && file.as_ref().is_some_and(|f| !f.exists()) {
-            // Nothing to compute (every density read back, or too few
-            // chunks): the file still says this pass is done.
-            if let Some(file) = &file {
-                write_densities(file, c.forest.densities());
+        if !c.forest.density_pass_pending() {
+            let work = c.forest.density_work();
+            if work == 0 && full && file.as_ref().is_some_and(|f| !f.exists()) {
+                // Nothing to compute (every density read back, or too few
+                // chunks): the file still says this pass is done.
+                if let Some(file) = &file {
+                    write_densities(file, c.forest.densities());
+                }
             }
-        }
-        if work == 0 || !(full || work <= INLINE_DENSITY_WORK) {
+            if work == 0 || !(full || work <= INLINE_DENSITY_WORK) {
+                return;
+            }
+            if work <= INLINE_DENSITY_WORK {
+                let computed = c.forest.compute_densities();
+                tracing::debug!(computed, "chunk densities computed");
+                if let Some(file) = &file {
+                    write_densities(file, c.forest.densities());
+                }
+                return;
+            }
+        } else if !full {
+            // A sync's pass is under way: it takes the steps.
             return;
         }
-        let started = std::time::Instant::now();
-        let computed = c.forest.compute_densities();
-        tracing::debug!(computed, ms = started.elapsed().as_millis(), "chunk densities computed");
-        if let Some(file) = &file {
+        let step = c.forest.compute_densities_step(DENSITY_STEP_PAIRS);
+        tracing::debug!(computed = step.computed, finished = step.finished, "chunk densities: a step of a pass");
+        if step.finished
+            && let Some(file) = &file
+        {
             write_densities(file, c.forest.densities());
         }
     }

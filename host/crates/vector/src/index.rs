@@ -131,6 +131,8 @@ pub struct VectorIndex {
     pub(crate) scan_max: usize,
     /// Hubness of the points, by content hash (see `crate::density`).
     pub(crate) densities: crate::density::Densities,
+    /// A density pass under way (see `crate::density`).
+    pub(crate) density_pass: Option<crate::density::DensityPass>,
 }
 
 impl VectorIndex {
@@ -151,6 +153,7 @@ impl VectorIndex {
             exact_max: EXACT_SEARCH_MAX,
             scan_max: QUANTIZED_SCAN_MAX,
             densities: crate::density::Densities::default(),
+            density_pass: None,
         }
     }
 

@@ -38,7 +38,7 @@ mod distance;
 mod index;
 mod persist;
 
-pub use density::{DENSITY_NEIGHBOURS, DENSITY_SAMPLE, Densities, HUBNESS_WEIGHT};
+pub use density::{DENSITY_NEIGHBOURS, DENSITY_SAMPLE, DENSITY_STEP_PAIRS, Densities, DensityStep, HUBNESS_WEIGHT};
 pub use distance::{INT4_BLOCK, UnitDot, dot, dot_u4_i8, dots_u4_i8, int4_len, quantize, quantize4};
 pub use index::{
     Diff, EXACT_SEARCH_MAX, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_MAX_CONNECTIONS, HNSW_MAX_LAYERS, Hit,
