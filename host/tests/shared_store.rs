@@ -475,6 +475,35 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
         "{r}"
     );
 
+    // A checkout named by config `shared_repository` (what tells apart two
+    // clones whose remotes are local paths ending in the same folder).
+    let named = tmp.path().join("named");
+    copy_dir(
+        &embed_support::fixture_dir()
+            .parent()
+            .unwrap()
+            .join("mini-repo"),
+        &named,
+    );
+    std::fs::create_dir_all(named.join(".code-intel")).unwrap();
+    std::fs::write(
+        named.join(".code-intel/config.json"),
+        r#"{"shared_repository": "github.com/acme/tools"}"#,
+    )
+    .unwrap();
+    let r = report(&index(&named, &pg.url, &model_dir));
+    assert_eq!(r["shared"]["repository"], "github.com/acme/tools", "{}", r["shared"]);
+    assert_eq!(pg.psql("SELECT count(*) FROM repositories"), "3");
+    let r = results("UserService rename");
+    assert!(
+        r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["repository"] == "github.com/acme/tools"),
+        "{r}"
+    );
+
     // The store down: the local index of the current repository answers,
     // with a note, and the command succeeds.
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -179,7 +179,13 @@ fn index(args: &IndexArgs) -> Result<String, String> {
         // none is missing here: always run the pass.
         Some(model) => match if shared.is_some() { None } else { nothing_to_embed(&store, &resolve_options, &root)? } {
             Some(done) => done,
-            None => embed(&root, &mut store, model, shared.as_ref().map(|s| (s, &mut shared_report)))?,
+            None => embed(
+                &root,
+                &mut store,
+                model,
+                shared.as_ref().map(|s| (s, &mut shared_report)),
+                &super::shared::repository_name(&root, config.shared_repository.as_deref()),
+            )?,
         },
     };
     if args.json {
@@ -279,6 +285,7 @@ fn embed(
     store: &mut Store,
     model: ModelHandle,
     mut shared: Option<(&code_intel_shared::SharedStore, &mut super::shared::SharedReport)>,
+    published_as: &str,
 ) -> Result<Embedding, String> {
     let spinner = ProgressBar::new_spinner();
     spinner.enable_steady_tick(Duration::from_millis(120));
@@ -311,7 +318,7 @@ fn embed(
     let report = report.map_err(|e| format!("embedding failed: {e}"))?;
     if let Some((shared, shared_report)) = shared.as_mut() {
         super::shared::publish_vectors(shared, store, &encoder, shared_report);
-        super::shared::publish_repository(shared, store, root, shared_report);
+        super::shared::publish_repository(shared, store, published_as, shared_report);
     }
     // Brings the vector index up to date now rather than at the first
     // search: the chunk densities that rank hubs down (one scan of the

@@ -193,10 +193,13 @@ pub fn publish_vectors(
     }
 }
 
-/// The name a repository is published under: its `origin` remote without
-/// scheme, credentials or `.git` (`github.com/org/app`), else its folder's
-/// name.
-pub fn repository_name(root: &Path) -> String {
+/// The name a repository is published under: config `shared_repository`
+/// when set, else its `origin` remote without scheme, credentials or `.git`
+/// (`github.com/org/app`), else its folder's name.
+pub fn repository_name(root: &Path, configured: Option<&str>) -> String {
+    if let Some(name) = configured {
+        return name.to_string();
+    }
     let folder = root.file_name().map_or_else(
         || "repository".to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -241,10 +244,9 @@ pub fn repository_name(root: &Path) -> String {
 pub fn publish_repository(
     shared: &SharedStore,
     store: &Store,
-    root: &Path,
+    name: &str,
     report: &mut SharedReport,
 ) {
-    let name = repository_name(root);
     let result = (|| -> Result<u64, String> {
         let mut chunks = Vec::new();
         for file in store.indexed_files().map_err(|e| e.to_string())? {
@@ -272,11 +274,11 @@ pub fn publish_repository(
                 });
             }
         }
-        shared.publish_repository(&name, &chunks)
+        shared.publish_repository(name, &chunks)
     })();
     match result {
         Ok(n) => {
-            report.repository = Some(name);
+            report.repository = Some(name.to_string());
             report.repository_chunks = n;
         }
         Err(e) => report

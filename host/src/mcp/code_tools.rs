@@ -1411,7 +1411,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
         if let Some(miss) = shared {
             // Answered here instead: each hit names this repository, as the
             // store's hits name theirs.
-            let name = crate::cli::shared::repository_name(state.root().path());
+            let name = crate::cli::shared::repository_name(state.root().path(), state.config().shared_repository.as_deref());
             for hit in &mut result.results {
                 hit.repository = Some(name.clone());
             }

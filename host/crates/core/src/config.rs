@@ -27,6 +27,7 @@
 //! | `learned_pair_ttl_days` | 30 | learned NL -> symbol pairs expire after this many days |
 //! | `embedding_endpoint` | none | base URL of an OpenAI-compatible `/v1/embeddings` server (TEI, vLLM, Ollama, infinity) that embeds instead of the local model; `embedding_model` then names the server's model (env `CODE_INTEL_EMBEDDING_ENDPOINT` overrides) |
 //! | `shared_store` | none | PostgreSQL URL of a shared store (pgvector) that chunk lists and vectors are taken from and published to; without a password in it, `PGPASSWORD` or a pgpass file supplies one (env `CODE_INTEL_SHARED_STORE` overrides) |
+//! | `shared_repository` | the `origin` remote (`github.com/org/app`), else the folder's name | the name the repository is published under in the shared store and named by in organisation-wide hits; set it when two checkouts would otherwise share a name (remotes that are local paths: `/mirrors/app/repo` gives `repo`) |
 //!
 //! Unknown keys are not an error: they are returned as [`ConfigWarning`]s (and
 //! logged) so a typo never goes unnoticed. A known key with an invalid value
@@ -153,6 +154,10 @@ pub struct Config {
     /// The shared store's PostgreSQL URL.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_store: Option<String>,
+    /// The name published under in the shared store (default: from the
+    /// `origin` remote, else the folder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_repository: Option<String>,
 }
 
 impl Default for Config {
@@ -172,6 +177,7 @@ impl Default for Config {
             learned_pair_ttl_days: DEFAULT_LEARNED_PAIR_TTL_DAYS,
             embedding_endpoint: None,
             shared_store: None,
+            shared_repository: None,
         }
     }
 }
@@ -219,6 +225,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "learned_pair_ttl_days",
     "embedding_endpoint",
     "shared_store",
+    "shared_repository",
 ];
 
 impl Config {
@@ -332,6 +339,17 @@ impl Config {
                 let url: Option<String> = serde_json::from_value(value)
                     .map_err(|_| "expected a PostgreSQL URL (postgres://user@host:5432/db) or null".to_string())?;
                 self.shared_store = url.map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
+            }
+            "shared_repository" => {
+                let name: Option<String> = serde_json::from_value(value)
+                    .map_err(|_| "expected the name to publish under, e.g. \"github.com/org/app\", or null".to_string())?;
+                let name = name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
+                if let Some(n) = &name
+                    && (n.chars().count() > 200 || n.chars().any(char::is_control))
+                {
+                    return Err("must be a name of at most 200 characters without control characters, e.g. \"github.com/org/app\"".into());
+                }
+                self.shared_repository = name;
             }
             _ => {
                 let message = match RETIRED_KEYS.iter().find(|(k, _)| *k == key) {
@@ -514,6 +532,12 @@ mod tests {
         assert_eq!(config.shared_store.as_deref(), Some("postgres://ci:pw@db/code"));
         assert_eq!(Config::default().embedding_endpoint, None);
         assert!(!Config::default_json().contains("shared_store"), "unset keys stay out of `init`'s file");
+        assert!(!Config::default_json().contains("shared_repository"));
+        let named = Config::from_json_str(r#"{"shared_repository": " github.com/org/app "}"#).unwrap().0;
+        assert_eq!(named.shared_repository.as_deref(), Some("github.com/org/app"));
+        let err = Config::from_json_str(r#"{"shared_repository": 3}"#).unwrap_err().to_string();
+        assert!(err.contains("shared_repository") && err.contains("github.com/org/app"), "{err}");
+        assert!(Config::from_json_str(r#"{"shared_repository": "a\nb"}"#).is_err());
         let err = Config::from_json_str(r#"{"embedding_endpoint": "tei:8080"}"#).unwrap_err().to_string();
         assert!(err.contains("embedding_endpoint") && err.contains("http://"), "{err}");
         let err = Config::from_json_str(r#"{"shared_store": ["postgres://ci:secret@db"]}"#).unwrap_err().to_string();
