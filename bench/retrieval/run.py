@@ -24,6 +24,13 @@ repository: each should answer "no confident match".
     python3 bench/retrieval/run.py --repos starlette --modes hybrid
     python3 bench/retrieval/run.py --git-url 'file:///mirrors/{owner}+{name}/repo'
 
+With `--modes shared` (and CODE_INTEL_SHARED_STORE set, e.g. from
+`scripts/pg start`), every repository is first published to the shared store
+(`code-intel index --force`, which reuses the local vectors) and each request
+is also asked of organisation-wide search (`code-intel search --shared`), the
+hits of every published repository together: a file of another repository
+counts as a miss. Off-topic requests are asked in the local modes only.
+
 Repositories are cloned into --work (default ~/.cache/code-intel/bench/retrieval)
 at their pinned commit and kept; `code-intel index` brings each index up to
 date (--cold rebuilds it and reports the time). Results are printed as
@@ -48,6 +55,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 MODES = ("lexical", "semantic", "hybrid")
+# Not a default: needs a shared store (see the docstring).
+SHARED = "shared"
 TOP = 10
 
 
@@ -116,12 +125,33 @@ def index(binary: str, path: Path, cold: bool) -> dict:
     return report
 
 
+def publish(binary: str, repo: dict, path: Path) -> str:
+    """Publishes `repo` to the shared store (CODE_INTEL_SHARED_STORE) under
+    its GitHub name, whatever its clone's remote is (a local mirror's path
+    would name every repository alike), with its chunk lists and vectors,
+    embedding nothing the local index has. Returns the published name."""
+    config_file = path / ".code-intel" / "config.json"
+    config = json.loads(config_file.read_text()) if config_file.exists() else {}
+    if config.get("shared_repository") != f"github.com/{repo['repo']}":
+        config["shared_repository"] = f"github.com/{repo['repo']}"
+        config_file.parent.mkdir(exist_ok=True)
+        config_file.write_text(json.dumps(config, indent=2) + "\n")
+    report = json.loads(run([binary, "index", "--force", "--json", str(path)]).stdout)
+    shared = report.get("shared") or {}
+    if not shared.get("repository") or shared.get("errors"):
+        sys.exit(f"error: {repo['name']} was not published to the shared store: {shared}")
+    log(f"==> {repo['name']}: published as {shared['repository']}: {shared.get('repository_chunks')} chunks, "
+        f"{shared.get('vectors_published')} vectors sent")
+    return shared["repository"]
+
+
 # --- asking code-intel ----------------------------------------------------------
 
 
 def ask(binary: str, repo: Path, query: str, mode: str, env: dict | None = None) -> dict:
+    how = ["--shared"] if mode == SHARED else ["--mode", mode]
     p = subprocess.run(
-        [binary, "search", "--json", "--mode", mode, "-n", str(TOP), "--repo", str(repo), query],
+        [binary, "search", "--json", *how, "-n", str(TOP), "--repo", str(repo), query],
         capture_output=True,
         text=True,
         env=env,
@@ -131,13 +161,18 @@ def ask(binary: str, repo: Path, query: str, mode: str, env: dict | None = None)
     return json.loads(p.stdout)
 
 
-def hits_of(response: dict) -> list[dict]:
-    return [{"file": h["path"], "name": h.get("name"), "qualified_name": h.get("qualified_name")} for h in response.get("results", [])]
+def hits_of(response: dict, own: str | None = None) -> list[dict]:
+    """The hits in order; with `own` (organisation-wide search), a hit in
+    another repository is named `repository:path`, so it never matches."""
+    def name(h: dict) -> str:
+        repo = h.get("repository")
+        return h["path"] if own is None or repo in (None, own) else f"{repo}:{h['path']}"
+    return [{"file": name(h), "name": h.get("name"), "qualified_name": h.get("qualified_name")} for h in response.get("results", [])]
 
 
-def ranked_files(response: dict) -> list[str]:
+def ranked_files(response: dict, own: str | None = None) -> list[str]:
     files: list[str] = []
-    for hit in hits_of(response):
+    for hit in hits_of(response, own):
         if hit["file"] not in files:
             files.append(hit["file"])
     return files
@@ -304,6 +339,12 @@ def main() -> None:
             sys.exit(f"error: unknown repositories {sorted(unknown)}; repos.json has {[r['name'] for r in repos]}")
         repos = [r for r in repos if r["name"] in wanted]
     modes = [m for m in args.modes.split(",") if m]
+    unknown_modes = set(modes) - {*MODES, SHARED}
+    if unknown_modes:
+        sys.exit(f"error: unknown modes {sorted(unknown_modes)}; use {', '.join(MODES)} or {SHARED}")
+    if SHARED in modes and not os.environ.get("CODE_INTEL_SHARED_STORE"):
+        sys.exit("error: --modes shared needs a shared store: set CODE_INTEL_SHARED_STORE "
+                 "(for a throw-away one: eval \"$(bash scripts/pg start)\"; export CODE_INTEL_SHARED_STORE=$PG_URL)")
     qdir = Path(args.queries)
     offtopic = load_jsonl(qdir / "offtopic.jsonl") if (qdir / "offtopic.jsonl").exists() else []
     work = Path(args.work)
@@ -314,6 +355,9 @@ def main() -> None:
         for repo in repos:
             print(prepare(repo, work, args.git_url))
         return
+    # Every repository is published before any is asked: organisation-wide
+    # search then answers each request over all of them.
+    names = {repo["name"]: publish(binary, repo, prepare(repo, work, args.git_url)) for repo in repos} if SHARED in modes else {}
     for repo in repos:
         requests = load_jsonl(qdir / f"{repo['name']}.jsonl")
         path = prepare(repo, work, args.git_url)
@@ -322,6 +366,7 @@ def main() -> None:
                 if not (path / f).is_file():
                     sys.exit(f"error: {r['id']}: {f} is not a file of {repo['repo']} at {repo['commit'][:12]}")
         info = {} if args.no_index else index(binary, path, args.cold)
+        published = names.get(repo["name"])
         log(f"==> {repo['name']}: indexed in {info.get('seconds', '-')} s; {len(requests)} requests")
         t0 = time.monotonic()
         bm25 = Bm25(path, baseline_files(path))
@@ -329,11 +374,14 @@ def main() -> None:
         jobs = [(r, m) for r in requests for m in modes]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             answers = list(pool.map(lambda rm: ask(binary, path, rm[0]["query"], rm[1]), jobs))
-            off = list(pool.map(lambda o: ask(binary, path, o["query"], "hybrid" if "hybrid" in modes else modes[0]), offtopic))
+            local = [m for m in modes if m != SHARED]
+            off = list(pool.map(lambda o: ask(binary, path, o["query"], "hybrid" if "hybrid" in modes else local[0]), offtopic)) if local else []
         for (r, m), resp in zip(jobs, answers):
-            s = score(r, ranked_files(resp), hits_of(resp))
+            own = published if m == SHARED else None
+            s = score(r, ranked_files(resp, own), hits_of(resp, own))
             per[(m, repo["name"], r["lang"])].append(s)
-            results["requests"].append({"id": r["id"], "mode": m, **s, "files": ranked_files(resp)[:TOP], "query_ms": resp.get("query_ms")})
+            ms = (resp.get("shared") or {}).get("query_ms") if m == SHARED else resp.get("query_ms")
+            results["requests"].append({"id": r["id"], "mode": m, **s, "files": ranked_files(resp, own)[:TOP], "query_ms": ms})
         for r in requests:
             files = bm25.search(r["query"])
             s = score(r, files, None)

@@ -3,7 +3,7 @@
 //! report all of it (or why the store was not used) without ever failing
 //! the command because of it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use code_intel_core::config::Config;
@@ -287,6 +287,71 @@ pub fn publish_repository(
     }
 }
 
+/// Candidate hits asked of the store per search (each arm gives at most
+/// 100 chunks): enough for the file ranking to reorder.
+const SHARED_CANDIDATES: usize = 200;
+
+/// Organisation-wide search ranked as local search ranks its own hits
+/// (`code_intel_search::files`): a Japanese request's keyword arm also asks
+/// for the English words of its software vocabulary
+/// (`code_intel_search::glossary`); each arm's files (repository and path)
+/// are ranked on all their chunks and fused by reciprocal rank with the
+/// configured weights, times the file's prior (tests, docs, translations
+/// weighed down unless asked for); each file's best chunks follow one
+/// another. At most `limit` hits.
+///
+/// # Errors
+/// Database errors.
+pub fn ranked_search(
+    store: &SharedStore,
+    query: &str,
+    vector: Option<(&str, &[f32])>,
+    weights: &code_intel_core::config::SearchWeights,
+    limit: usize,
+) -> Result<code_intel_shared::SearchOutcome, String> {
+    let terms = code_intel_search::glossary::english_terms(query);
+    let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
+    let mut outcome = store.search(&words, vector, SHARED_CANDIDATES)?;
+    outcome.hits = by_file(query, std::mem::take(&mut outcome.hits), weights, limit);
+    Ok(outcome)
+}
+
+/// The hits in file order (see [`ranked_search`]), at most `limit`.
+fn by_file(
+    query: &str,
+    hits: Vec<code_intel_shared::SharedHit>,
+    weights: &code_intel_core::config::SearchWeights,
+    limit: usize,
+) -> Vec<code_intel_shared::SharedHit> {
+    use code_intel_search::files::{CHUNKS_PER_FILE, fuse_ranks, prior, rank_files, role};
+    let keys: Vec<String> = hits.iter().map(|h| format!("{}\n{}", h.repository, h.path)).collect();
+    let keyword = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.keyword_score.map(|s| (k.as_str(), s))));
+    let vector = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.similarity.map(|s| (k.as_str(), s))));
+    let mut fused = fuse_ranks(&[(&keyword, weights.keyword), (&vector, weights.vector)]);
+    let query_lower = query.to_lowercase();
+    for (key, score) in &mut fused {
+        let path = key.split_once('\n').map_or(key.as_str(), |(_, p)| p);
+        *score *= prior(role(path), &query_lower);
+    }
+    let mut files: HashMap<String, Vec<code_intel_shared::SharedHit>> = HashMap::new();
+    for (hit, key) in hits.into_iter().zip(keys) {
+        files.entry(key).or_default().push(hit);
+    }
+    let mut files: Vec<(f64, String, Vec<code_intel_shared::SharedHit>)> =
+        files.into_iter().map(|(key, chunks)| (fused.get(&key).copied().unwrap_or(0.0), key, chunks)).collect();
+    files.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut out = Vec::new();
+    for (_, _, mut chunks) in files {
+        chunks.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.start_line.cmp(&b.start_line)));
+        out.extend(chunks.into_iter().take(CHUNKS_PER_FILE));
+        if out.len() >= limit {
+            break;
+        }
+    }
+    out.truncate(limit);
+    out
+}
+
 /// `code-intel search --shared`: every repository published to the store.
 /// `Ok(None)`: the store is not usable (the caller searches locally, after
 /// the status line printed here).
@@ -327,9 +392,11 @@ pub fn search(
         None => None,
     };
     let started = std::time::Instant::now();
-    let mut outcome = shared.search(
+    let mut outcome = ranked_search(
+        &shared,
         query,
         embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice())),
+        &config.search_weights,
         limit.max(1),
     )?;
     let query_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -366,4 +433,57 @@ pub fn search(
         ));
     }
     Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use code_intel_shared::SharedHit;
+
+    fn hit(repository: &str, path: &str, line: i32, keyword: Option<f64>, similarity: Option<f64>) -> SharedHit {
+        SharedHit {
+            repository: repository.into(),
+            path: path.into(),
+            chunk_id: format!("{path}:{line}"),
+            kind: "function".into(),
+            name: "f".into(),
+            start_line: line,
+            end_line: line + 5,
+            score: keyword.unwrap_or(0.0) + similarity.unwrap_or(0.0),
+            arms: Vec::new(),
+            keyword_score: keyword,
+            similarity,
+        }
+    }
+
+    /// Files are ranked on the evidence of both arms, priors weigh tests
+    /// down, each file shows at most its best chunks, and files of two
+    /// repositories with the same path stay apart.
+    #[test]
+    fn organisation_wide_hits_are_ranked_by_file() {
+        let hits = vec![
+            // Best by keywords alone, in a test.
+            hit("a", "tests/test_login.py", 1, Some(0.9), None),
+            // Both arms, three chunks.
+            hit("a", "app/login.py", 1, Some(0.5), Some(0.6)),
+            hit("a", "app/login.py", 20, Some(0.4), None),
+            hit("a", "app/login.py", 40, None, Some(0.5)),
+            // The same path in another repository: vectors only.
+            hit("b", "app/login.py", 1, None, Some(0.7)),
+            hit("b", "app/other.py", 1, Some(0.3), None),
+        ];
+        let ranked = by_file("the login form rejects valid passwords", hits, &code_intel_core::config::SearchWeights::default(), 10);
+        let order: Vec<(&str, &str, i32)> = ranked.iter().map(|h| (h.repository.as_str(), h.path.as_str(), h.start_line)).collect();
+        assert_eq!(order[0].0, "a");
+        assert_eq!(order[0].1, "app/login.py");
+        assert_eq!(order.iter().filter(|h| h.0 == "a" && h.1 == "app/login.py").count(), code_intel_search::files::CHUNKS_PER_FILE);
+        let test_at = order.iter().position(|h| h.1 == "tests/test_login.py").unwrap();
+        let other_repo_at = order.iter().position(|h| h.0 == "b" && h.1 == "app/login.py").unwrap();
+        assert!(other_repo_at < test_at, "the test file is weighed down: {order:?}");
+        // Asked about tests, the test file is not weighed down.
+        let hits = vec![hit("a", "tests/test_login.py", 1, Some(0.9), None), hit("a", "app/login.py", 1, Some(0.5), None)];
+        let ranked = by_file("add a test for the login form", hits, &code_intel_core::config::SearchWeights::default(), 1);
+        assert_eq!(ranked.len(), 1);
+        assert_eq!(ranked[0].path, "tests/test_login.py");
+    }
 }

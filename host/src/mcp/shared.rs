@@ -151,12 +151,12 @@ pub fn search(state: &ServerState, query: &str, limit: usize) -> Result<Answer, 
     let vector = embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice()));
 
     let started = Instant::now();
-    let mut result = store.search(query, vector, limit);
+    let mut result = crate::cli::shared::ranked_search(&store, query, vector, &state.config().search_weights, limit);
     if result.is_err() {
         // The connection may have broken (the server restarted, a proxy
         // dropped it): one new connection, one more try.
         store = connection.store(&url, true)?;
-        result = store.search(query, vector, limit);
+        result = crate::cli::shared::ranked_search(&store, query, vector, &state.config().search_weights, limit);
     }
     let mut outcome = match result {
         Ok(outcome) => outcome,

@@ -602,11 +602,19 @@ impl SharedStore {
                     end_line: row.get(6),
                     score: 0.0,
                     arms: Vec::new(),
+                    keyword_score: None,
+                    similarity: None,
                 });
                 if !hit.arms.contains(&arm) {
                     hit.score += 1.0 / (RRF_K + rank as f64 + 1.0);
                     hit.arms.push(arm);
                     rank += 1;
+                    // Column 7: the arm's own score.
+                    if arm == "keyword" {
+                        hit.keyword_score = Some(f64::from(row.get::<_, f32>(7)));
+                    } else {
+                        hit.similarity = Some(row.get::<_, f64>(7));
+                    }
                 }
             }
         };
@@ -661,7 +669,7 @@ impl SharedStore {
                                         "WITH nearest AS (SELECT content_hash, embedding::vector({dim}) <=> $1::vector({dim}) AS distance \
                                          FROM embeddings WHERE model_id = {id} \
                                          ORDER BY embedding::vector({dim}) <=> $1::vector({dim}) LIMIT {DEPTH}) \
-                                         SELECT {columns} FROM nearest n JOIN repository_chunks c ON c.content_hash = n.content_hash \
+                                         SELECT {columns}, 1 - n.distance FROM nearest n JOIN repository_chunks c ON c.content_hash = n.content_hash \
                                          JOIN repositories r ON r.id = c.repository_id ORDER BY n.distance, r.name, c.path, c.start_line"
                                     ),
                                     &[&q],
@@ -735,6 +743,13 @@ pub struct SharedHit {
     pub score: f64,
     /// `keyword`, `vector`.
     pub arms: Vec<&'static str>,
+    /// The full-text arm's `ts_rank_cd` (for ranking files).
+    #[serde(skip)]
+    pub keyword_score: Option<f64>,
+    /// The vector arm's cosine similarity (for ranking files; not the
+    /// calibrated `vector_score` of local hits).
+    #[serde(skip)]
+    pub similarity: Option<f64>,
 }
 
 /// What [`SharedStore::search`] found.
