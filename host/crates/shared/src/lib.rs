@@ -628,7 +628,11 @@ impl SharedStore {
             if words.is_empty() || (joiner == " | " && words.len() == 1) {
                 break;
             }
-            let tsquery = words.join(joiner);
+            let tsquery = if joiner == " | " {
+                self.rare_words(&words)?.join(joiner)
+            } else {
+                words.join(joiner)
+            };
             let rows = self.with(|c| {
                 c.query(
                     &format!(
@@ -699,6 +703,43 @@ impl SharedStore {
         Ok(outcome)
     }
 
+    /// The words of an any-word query worth ranking by: those in fewer
+    /// than [`COMMON_SHARE`] of the published chunks (at least the
+    /// [`RARE_WORDS_KEPT`] rarest). A request in prose holds words found
+    /// in a large share of all code (`error`, `file`, `user`); matching
+    /// any of them makes `ts_rank_cd` rank most chunks (664 ms for one
+    /// such request over four repositories), while they hardly move the
+    /// ranking (the local index leaves words in half of its chunks out of
+    /// ranking likewise).
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn rare_words(&self, words: &[String]) -> Result<Vec<String>, String> {
+        if words.len() <= RARE_WORDS_KEPT {
+            return Ok(words.to_vec());
+        }
+        let rows = self.with(|c| {
+            c.query(
+                "SELECT w, (SELECT count(*) FROM repository_chunks c WHERE c.words @@ to_tsquery('simple', w)), \
+                        (SELECT CASE WHEN reltuples > 0 THEN reltuples::float8 \
+                                     ELSE (SELECT greatest(count(*), 1)::float8 FROM repository_chunks) END \
+                         FROM pg_class WHERE relname = 'repository_chunks') \
+                 FROM unnest($1::text[]) AS w",
+                &[&words],
+            )
+        })?;
+        let mut counted: Vec<(String, i64, f64)> = rows.iter().map(|r| (r.get(0), r.get(1), r.get::<_, Option<f64>>(2).unwrap_or(1.0))).collect();
+        counted.sort_by_key(|(_, n, _)| *n);
+        #[allow(clippy::cast_precision_loss)]
+        let rare: Vec<String> = counted
+            .iter()
+            .enumerate()
+            .filter(|(i, (_, n, total))| *i < RARE_WORDS_KEPT || (*n as f64) < total * COMMON_SHARE)
+            .map(|(_, (w, _, _))| w.clone())
+            .collect();
+        Ok(rare)
+    }
+
     /// Row counts of the store's tables (chunk lists, models, embeddings), for status and tests.
     ///
     /// # Errors
@@ -728,6 +769,13 @@ pub struct RepoChunk {
     /// path, names and content).
     pub words: String,
 }
+
+/// Share of the published chunks from which a word is too common to rank
+/// an any-word search by (see `SharedStore::rare_words`).
+const COMMON_SHARE: f64 = 0.05;
+
+/// Words an any-word search always keeps, the rarest first.
+const RARE_WORDS_KEPT: usize = 3;
 
 /// A hit of an organisation-wide search.
 #[derive(Clone, Debug, serde::Serialize)]
