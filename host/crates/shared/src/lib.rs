@@ -705,7 +705,7 @@ impl SharedStore {
 
     /// The words of an any-word query worth ranking by: those in fewer
     /// than [`COMMON_SHARE`] of the published chunks (at least the
-    /// [`RARE_WORDS_KEPT`] rarest). A request in prose holds words found
+    /// [`RARE_WORDS_KEPT`] rarest that some chunk holds). A request in prose holds words found
     /// in a large share of all code (`error`, `file`, `user`); matching
     /// any of them makes `ts_rank_cd` rank most chunks (664 ms for one
     /// such request over four repositories), while they hardly move the
@@ -728,7 +728,16 @@ impl SharedStore {
                 &[&words],
             )
         })?;
-        let mut counted: Vec<(String, i64, f64)> = rows.iter().map(|r| (r.get(0), r.get(1), r.get::<_, Option<f64>>(2).unwrap_or(1.0))).collect();
+        // Words no chunk holds match nothing: the rarest kept are words
+        // the store knows.
+        let mut counted: Vec<(String, i64, f64)> = rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get::<_, Option<f64>>(2).unwrap_or(1.0)))
+            .filter(|(_, n, _)| *n > 0)
+            .collect();
+        if counted.is_empty() {
+            return Ok(words.to_vec());
+        }
         counted.sort_by_key(|(_, n, _)| *n);
         #[allow(clippy::cast_precision_loss)]
         let rare: Vec<String> = counted
