@@ -87,6 +87,7 @@ fn analyze_depth(command: &str, cwd: Option<PathBuf>, depth: usize, inherited: &
         set_earlier: inherited.variables.clone(),
         written_before: 0,
         inherited_writes: inherited.written,
+        stdin: None,
     };
     walker.walk(&tokens);
     walker.out
@@ -114,16 +115,18 @@ enum Tok {
     /// `|`, `||`, `&&`, `;`, `&`, `|&`, `(`, `)`, newline as `\n`.
     Op(&'static str),
     /// An output or input redirection with its target word (none for a
-    /// here-document and fd duplications).
-    Redir { op: String, target: Option<Word> },
+    /// here-document and fd duplications) and, for a here-document, its
+    /// body once read (`dynamic` when an unquoted body expands something).
+    Redir { op: String, target: Option<Word>, body: Option<Word> },
 }
 
 struct Lexer<'a> {
     chars: Vec<char>,
     pos: usize,
     tokens: Vec<Tok>,
-    /// Here-documents whose bodies start after the next newline: (delimiter, strip tabs, quoted).
-    pending_heredocs: Vec<(String, bool, bool)>,
+    /// Here-documents whose bodies start after the next newline: (delimiter,
+    /// strip tabs, quoted, index of their `<<` token).
+    pending_heredocs: Vec<(String, bool, bool, usize)>,
     _src: &'a str,
 }
 
@@ -161,7 +164,7 @@ impl Lexer<'_> {
                     let append = self.peek(2) == Some('>');
                     self.pos += if append { 3 } else { 2 };
                     let target = self.redirect_target()?;
-                    self.tokens.push(Tok::Redir { op: if append { "&>>".into() } else { "&>".into() }, target: Some(target) });
+                    self.tokens.push(Tok::Redir { op: if append { "&>>".into() } else { "&>".into() }, target: Some(target), body: None });
                 }
                 '&' => self.op("&", 1),
                 '|' if self.peek(1) == Some('|') => self.op("||", 2),
@@ -228,7 +231,7 @@ impl Lexer<'_> {
                         self.pos += 1;
                         // Here-string: an input.
                         let w = self.redirect_target()?;
-                        self.tokens.push(Tok::Redir { op: "<<<".into(), target: Some(w) });
+                        self.tokens.push(Tok::Redir { op: "<<<".into(), target: Some(w), body: None });
                         return Ok(());
                     }
                     let strip = self.peek(0) == Some('-');
@@ -236,8 +239,8 @@ impl Lexer<'_> {
                         self.pos += 1;
                     }
                     let w = self.redirect_target()?;
-                    self.pending_heredocs.push((w.text.clone(), strip, w.quoted));
-                    self.tokens.push(Tok::Redir { op: "<<".into(), target: None });
+                    self.pending_heredocs.push((w.text.clone(), strip, w.quoted, self.tokens.len()));
+                    self.tokens.push(Tok::Redir { op: "<<".into(), target: None, body: None });
                     return Ok(());
                 }
                 Some('&') => {
@@ -269,7 +272,7 @@ impl Lexer<'_> {
         }
         let target = self.redirect_target()?;
         let _ = fd;
-        self.tokens.push(Tok::Redir { op, target: Some(target) });
+        self.tokens.push(Tok::Redir { op, target: Some(target), body: None });
         Ok(())
     }
 
@@ -285,10 +288,11 @@ impl Lexer<'_> {
 
     fn read_heredoc_bodies(&mut self) -> Result<(), String> {
         let pending = std::mem::take(&mut self.pending_heredocs);
-        for (delim, strip, quoted) in pending {
+        for (delim, strip, quoted, index) in pending {
+            let mut body = Word { quoted, ..Word::default() };
             loop {
                 if self.pos >= self.chars.len() {
-                    return Ok(()); // unterminated: the rest is body
+                    break; // unterminated: the rest is body
                 }
                 let start = self.pos;
                 while self.peek(0).is_some_and(|c| c != '\n') {
@@ -301,6 +305,11 @@ impl Lexer<'_> {
                 let cmp = if strip { line.trim_start_matches('\t') } else { line.as_str() };
                 if cmp == delim {
                     break;
+                }
+                body.text.push_str(cmp);
+                body.text.push('\n');
+                if !quoted && (line.contains('$') || line.contains('`')) {
+                    body.dynamic = true;
                 }
                 if !quoted {
                     // Substitutions in an unquoted body run.
@@ -318,6 +327,9 @@ impl Lexer<'_> {
                         self.tokens.push(Tok::Word(Word { text: String::new(), dynamic: true, quoted: true, substitutions: w.substitutions }));
                     }
                 }
+            }
+            if let Some(Tok::Redir { body: slot, .. }) = self.tokens.get_mut(index) {
+                *slot = Some(body);
             }
         }
         Ok(())
@@ -577,6 +589,9 @@ struct Walker {
     written_before: usize,
     /// Files written on the enclosing line before this nested one.
     inherited_writes: usize,
+    /// The text the command being read gets on its standard input from a
+    /// here-document or a here-string, if any.
+    stdin: Option<Word>,
 }
 
 /// Words that start or end compound commands; the command after them is analysed as usual.
@@ -659,13 +674,19 @@ impl Walker {
     fn simple_command(&mut self, toks: &[Tok], isolated: bool) {
         self.written_before = self.inherited_writes + self.out.targets.len();
         let mut words: Vec<Word> = Vec::new();
+        self.stdin = None;
         for t in toks {
             match t {
                 Tok::Word(w) => {
                     self.substitutions(w);
                     words.push(w.clone());
                 }
-                Tok::Redir { op, target } => {
+                Tok::Redir { op, target, body } => {
+                    if op == "<<" {
+                        self.stdin.clone_from(body);
+                    } else if op == "<<<" {
+                        self.stdin.clone_from(target);
+                    }
                     if let Some(target) = target {
                         self.substitutions(target);
                         let output = matches!(op.as_str(), ">" | ">>" | ">|" | "&>" | "&>>" | "<>");
@@ -935,6 +956,12 @@ impl Walker {
                     self.unprovable(format!("`{name}` writes files the write gate cannot list"));
                 }
             }
+            // Codex's patch format run through the shell: its envelope names
+            // every file it adds, updates, deletes or moves.
+            "apply_patch" | "applypatch" => {
+                let patch = args.first().or(self.stdin.as_ref()).cloned();
+                self.apply_patch(patch.as_ref());
+            }
             "patch" => {
                 if !texts.iter().any(|t| *t == "--dry-run" || *t == "--version") {
                     self.unprovable("patch writes the files its diff names; use Edit/Write for them instead");
@@ -1087,6 +1114,28 @@ impl Walker {
         }
         let how = if inline { "inline code" } else { "a script" };
         self.unprovable(format!("`{name}` runs {how} that may write files; the write gate cannot tell which"));
+    }
+
+    /// `apply_patch` with its patch as the first argument or on standard
+    /// input: the files named by `*** Add File:`, `*** Update File:`,
+    /// `*** Delete File:` and `*** Move to:` lines are its writes.
+    fn apply_patch(&mut self, patch: Option<&Word>) {
+        let Some(patch) = patch else {
+            self.unprovable("apply_patch reads its patch from a pipe or a file the write gate cannot see; pass it as a here-document");
+            return;
+        };
+        if patch.dynamic {
+            self.unprovable("apply_patch's patch expands variables or commands; quote the here-document's delimiter (<<'EOF')");
+            return;
+        }
+        let files = patch_files(&patch.text);
+        if files.is_empty() {
+            self.unprovable("apply_patch's input names no file (no `*** Add File:` / `*** Update File:` lines)");
+            return;
+        }
+        for file in files {
+            self.target_text(&file, "apply_patch");
+        }
     }
 
     fn sed(&mut self, args: &[Word]) {
@@ -1498,6 +1547,24 @@ impl Walker {
             self.unprovable(format!("`{name} {sub}` may change files in the repository"));
         }
     }
+}
+
+/// The files an apply_patch patch (`*** Begin Patch` ... `*** End Patch`)
+/// adds, updates, deletes or moves to. Every line naming one counts, inside
+/// the envelope or not and however indented, so the gate sees at least every
+/// file the patch tool could write.
+#[must_use]
+pub fn patch_files(text: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        for prefix in ["*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"] {
+            if let Some(f) = line.strip_prefix(prefix) {
+                files.push(f.trim().to_string());
+            }
+        }
+    }
+    files
 }
 
 fn is_assignment(w: &Word) -> bool {
@@ -2166,5 +2233,28 @@ mod tests {
         let a = run("cat <<EOF\n$(touch made.txt)\nEOF");
         assert_eq!(a.targets.len(), 1, "{a:?}");
         assert!(a.targets[0].path.ends_with("made.txt"));
+    }
+
+    #[test]
+    fn apply_patch_through_the_shell_writes_the_files_it_names() {
+        let patch = "*** Begin Patch\n*** Update File: app/a.py\n@@\n-x = 1\n+x = 2\n*** Add File: app/new.py\n+y = 1\n\
+                     *** Update File: app/old.py\n*** Move to: app/moved.py\n*** Delete File: gone.py\n*** End Patch";
+        let all = ["/repo/app/a.py", "/repo/app/new.py", "/repo/app/old.py", "/repo/app/moved.py", "/repo/gone.py"];
+        // What Codex's models run without the apply_patch tool.
+        assert_eq!(targets(&format!("apply_patch <<'EOF'\n{patch}\nEOF\n")), all);
+        assert_eq!(targets(&format!("cd app && apply_patch <<\"PATCH\"\n{patch}\nPATCH")), all.map(|p| p.replace("/repo/", "/repo/app/")));
+        // A body without expansions reads the same unquoted.
+        assert_eq!(targets(&format!("apply_patch <<EOF\n{patch}\nEOF")), all);
+        assert_eq!(targets(&format!("apply_patch '{patch}'")), all);
+        // Another command on the same line still counts, before or after.
+        assert_eq!(targets(&format!("apply_patch <<'EOF' && echo ok > log.txt\n{patch}\nEOF"))[5], "/repo/log.txt");
+        // What the gate cannot see is refused.
+        unprovable("cat fix.patch | apply_patch");
+        unprovable("apply_patch < fix.patch");
+        unprovable("apply_patch <<< \"$PATCH\"");
+        unprovable("apply_patch <<EOF\n*** Begin Patch\n*** Update File: $TARGET\n*** End Patch\nEOF");
+        unprovable("apply_patch <<'EOF'\nnot a patch\nEOF");
+        // The body of a here-document fed to another command is no patch.
+        read_only(&format!("cat <<'EOF'\n{patch}\nEOF"));
     }
 }

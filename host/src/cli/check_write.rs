@@ -230,17 +230,7 @@ fn join_argv(parts: &[Value]) -> String {
 fn patch_files(input: &Value) -> Vec<String> {
     let mut texts = Vec::new();
     collect_strings(input, &mut texts);
-    let mut files = Vec::new();
-    for text in texts {
-        for line in text.lines() {
-            for prefix in ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "] {
-                if let Some(f) = line.strip_prefix(prefix) {
-                    files.push(f.trim().to_string());
-                }
-            }
-        }
-    }
-    files
+    texts.iter().flat_map(|t| bash_writes::patch_files(t)).collect()
 }
 
 fn collect_strings(v: &Value, out: &mut Vec<String>) {
