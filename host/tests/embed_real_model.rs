@@ -220,3 +220,60 @@ fn symbol_names_are_compared_as_words() {
         assert!(same < 0.9999, "{prompts:?}: {same}");
     }
 }
+
+/// The English model (config `english_model`, all-MiniLM-L6-v2 from
+/// `CODE_INTEL_MINILM_MODEL_DIR`, installed by scripts/fetch-test-model)
+/// answers requests in English once it has a vector for every chunk; other
+/// requests, and every request before that, keep the main model. The two
+/// models' vectors live side by side in one store.
+#[test]
+fn requests_in_english_use_the_english_model_once_it_is_complete() {
+    let Some(model_dir) = embed_support::real_model_dir("requests_in_english_use_the_english_model_once_it_is_complete") else { return };
+    let Some(english_dir) = std::env::var_os("CODE_INTEL_MINILM_MODEL_DIR").filter(|v| !v.is_empty()).map(std::path::PathBuf::from) else {
+        eprintln!("\n!!! SKIPPED requests_in_english_use_the_english_model_once_it_is_complete: CODE_INTEL_MINILM_MODEL_DIR is not set (scripts/test sets it) !!!\n");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let main = load(&model_dir);
+    let english = load(&english_dir);
+    assert_ne!(main.info().key, english.info().key);
+    let mut store = index_fixture(&tmp.path().join("index.db"));
+    embed_pending(&mut store, &main, &|_| {}, None).unwrap();
+    let dir = tmp.path().join("vectors");
+    let vectors = VectorSearch::new(ModelHandle::ready(Arc::clone(&main)), Some(dir.clone()))
+        .with_english(VectorSearch::new(ModelHandle::ready(Arc::clone(&english)), Some(code_intel_search::semantic::english_dir(&dir))));
+    let main_key = main.info().key.to_string();
+    let english_key = english.info().key.to_string();
+    let ask = |store: &Store, q: &str| {
+        let res = search(store, Some(&vectors), &SearchRequest::new(q)).unwrap();
+        assert!(!res.no_confident_match, "{q:?}: {res:#?}");
+        res
+    };
+
+    // Not embedded by the English model yet: the main model answers.
+    let res = ask(&store, "where do users log in");
+    assert_eq!(res.vector_model.as_deref(), Some(main_key.as_str()));
+    assert_eq!(res.hits[0].file, "app/auth/session.py");
+
+    // Embedded: English requests go to it, and the main model's vectors stay.
+    let report = code_intel_embed::embed_pending_keeping(&mut store, &english, std::slice::from_ref(&main.info().key), &|_| {}, None).unwrap();
+    assert!(report.coverage.complete(), "{report:?}");
+    let main_row = store.embedding_model(&main.info().key.name, &main.info().key.revision).unwrap().expect("the main model's vectors are kept");
+    assert!(store.embedding_coverage(Some(main_row.id)).unwrap().complete());
+    for (question, expected) in [
+        ("where do users log in", "app/auth/session.py"),
+        ("how is the order total computed", "app/orders/pricing.py"),
+        ("send an email to reset a forgotten password", "app/notifications/mailer.py"),
+    ] {
+        let res = ask(&store, question);
+        assert_eq!(res.vector_model.as_deref(), Some(english_key.as_str()), "{question:?}");
+        assert_eq!(res.hits[0].file, expected, "{question:?}: {:#?}", res.hits);
+    }
+    // Japanese (and any text with letters outside ASCII) keeps the main model.
+    let res = ask(&store, "パスワードを忘れたときのメール送信はどこ？");
+    assert_eq!(res.vector_model.as_deref(), Some(main_key.as_str()));
+    assert_eq!(res.hits[0].file, "app/notifications/mailer.py", "{:#?}", res.hits);
+    // Gibberish is still refused through the English model.
+    let res = search(&store, Some(&vectors), &SearchRequest::new("xqzt vorpl gnarfle blimsy")).unwrap();
+    assert!(res.no_confident_match, "{res:#?}");
+}

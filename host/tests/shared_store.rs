@@ -33,6 +33,16 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The English model's folder for these tests: all-MiniLM-L6-v2 from
+/// `CODE_INTEL_MINILM_MODEL_DIR` when set, else a folder that does not
+/// exist (the English model is then unavailable, whatever the machine's
+/// models folder holds).
+fn english_model_dir() -> std::path::PathBuf {
+    std::env::var_os("CODE_INTEL_MINILM_MODEL_DIR")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| std::path::PathBuf::from("/nonexistent/english-model"), std::path::PathBuf::from)
+}
+
 /// `code-intel index --json REPO` with the test model and `store` as the shared store.
 fn index(repo: &Path, store: &str, model_dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_code-intel"))
@@ -40,9 +50,15 @@ fn index(repo: &Path, store: &str, model_dir: &Path) -> Output {
         .arg(repo)
         .env("CODE_INTEL_SHARED_STORE", store)
         .env("CODE_INTEL_MODEL_DIR", model_dir)
+        .env("CODE_INTEL_ENGLISH_MODEL_DIR", english_model_dir())
         .env_remove("CODE_INTEL_EMBEDDING_ENDPOINT")
         .output()
         .unwrap()
+}
+
+/// Distinct texts embedded by the English model in an `index --json` report.
+fn english_embedded(report: &Value) -> u64 {
+    report["english_embedding"]["embedded_chunks"].as_u64().unwrap_or(0)
 }
 
 fn report(out: &Output) -> Value {
@@ -96,8 +112,12 @@ fn a_second_checkout_takes_chunks_and_vectors_from_the_store() {
         files,
         "every file's chunk list is published: {shared}"
     );
-    let embedded = published["embedding"]["embedded_chunks"].as_u64().unwrap();
-    assert!(embedded > 0);
+    let main_embedded = published["embedding"]["embedded_chunks"].as_u64().unwrap();
+    assert!(main_embedded > 0);
+    // Both models' vectors are published (the English model's when installed).
+    let english = english_embedded(&published);
+    assert!(english == 0 || english == main_embedded, "{published}");
+    let embedded = main_embedded + english;
     assert_eq!(
         shared["vectors_published"].as_u64().unwrap(),
         embedded,
@@ -137,6 +157,7 @@ fn a_second_checkout_takes_chunks_and_vectors_from_the_store() {
         taken["embedding"]["embedded_chunks"], 0,
         "nothing re-embedded: {taken}"
     );
+    assert_eq!(english_embedded(&taken), 0, "nothing re-embedded by the English model: {taken}");
     assert_eq!(
         taken["embedding"]["coverage"]["embedded_chunks"]
             .as_u64()

@@ -61,6 +61,11 @@ def server_env() -> dict:
     model = os.environ.get("CODE_INTEL_TEST_MODEL_DIR")
     if model:
         env["CODE_INTEL_MODEL_DIR"] = model
+    # The English model as a user has it (scripts/fetch-english-model), named
+    # explicitly so that no test depends on what the models folder holds.
+    english = os.environ.get("CODE_INTEL_MINILM_MODEL_DIR")
+    if english:
+        env["CODE_INTEL_ENGLISH_MODEL_DIR"] = english
     return env
 
 

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use code_intel_core::config::{self, Config};
-use code_intel_embed::{EmbedProgress, EmbedReport, EncoderOptions, ModelHandle, ModelState, ResolveOptions, embed_pending, install_hint};
+use code_intel_embed::{EmbedProgress, EmbedReport, EncoderOptions, ModelHandle, ModelKey, ModelState, ResolveOptions, embed_pending_keeping, install_hint};
 use code_intel_index::{Phase, Progress, SyncOptions, SyncReport, sync};
 use code_intel_plugins::{HostOptions, PluginHost};
-use code_intel_search::semantic::{VectorSearch, vectors_dir};
+use code_intel_search::semantic::{VectorSearch, english_dir, vectors_dir};
 use code_intel_store::Store;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -133,6 +133,8 @@ fn index(args: &IndexArgs) -> Result<String, String> {
     // The model loads on a background thread while the files are synced.
     let resolve_options = ResolveOptions::new(Some(&config.embedding_model), Some(&root)).with_endpoint(config.embedding_endpoint.as_deref());
     let model = (!args.no_embed).then(|| ModelHandle::spawn(resolve_options.clone(), EncoderOptions::default()));
+    let english_options = if args.no_embed { None } else { code_intel_search::semantic::english_model_options(&config, &root) };
+    let english_model = english_options.as_ref().map(|o| ModelHandle::spawn(o.clone(), EncoderOptions::default()));
     // The shared store, when configured: a cache and publication target;
     // whatever happens to it, the index is built locally.
     let (shared, mut shared_report) = super::shared::connect(&config);
@@ -172,26 +174,51 @@ fn index(args: &IndexArgs) -> Result<String, String> {
             Err(e) => shared_report.errors.push(format!("publishing chunk lists: {e}")),
         }
     }
+    let vectors = vectors_dir(&config::state_dir(&root));
     let embedding = match model {
         None => Embedding::Skipped,
         Some(_) if report.cancelled => Embedding::Skipped,
         // With a shared store, vectors may be taken or published even when
         // none is missing here: always run the pass.
-        Some(model) => match if shared.is_some() { None } else { nothing_to_embed(&store, &resolve_options, &root)? } {
+        Some(model) => match if shared.is_some() { None } else { nothing_to_embed(&store, &resolve_options, &vectors) } {
             Some(done) => done,
             None => embed(
-                &root,
+                &vectors,
                 &mut store,
                 model,
                 shared.as_ref().map(|s| (s, &mut shared_report)),
-                &super::shared::repository_name(&root, config.shared_repository.as_deref()),
+                Some(&super::shared::repository_name(&root, config.shared_repository.as_deref())),
+                // The English model's vectors stay (it loads meanwhile).
+                english_model.as_ref().and_then(|m| m.wait(MODEL_WAIT).encoder().map(|e| e.info().key.clone())),
             )?,
         },
+    };
+    // The English model's pass, after the main one (its vectors answer
+    // requests in English).
+    let english = match (english_model, &english_options, &embedding) {
+        (None, ..) | (_, None, _) => Embedding::Skipped,
+        (Some(_), ..) if report.cancelled => Embedding::Skipped,
+        // It only complements the main model: without that, search is by
+        // keywords whatever the English model holds.
+        (Some(_), _, Embedding::Skipped | Embedding::Unavailable(_)) => Embedding::Skipped,
+        (Some(model), Some(options), main) => {
+            let dir = english_dir(&vectors);
+            match if shared.is_some() { None } else { nothing_to_embed(&store, options, &dir) } {
+                Some(done) => done,
+                None => embed(&dir, &mut store, model, shared.as_ref().map(|s| (s, &mut shared_report)), None, main.model_key())?,
+            }
+            .unless_same_model_as(main)
+        }
     };
     if args.json {
         let mut value = serde_json::to_value(&report).map_err(|e| e.to_string())?;
         if let Some(obj) = value.as_object_mut() {
             obj.insert("embedding".to_string(), embedding.to_json());
+            let mut english_json = english.to_json();
+            if english_json.get("hint").is_some() {
+                english_json["hint"] = ENGLISH_HINT.into();
+            }
+            obj.insert("english_embedding".to_string(), english_json);
             obj.insert("shared".to_string(), serde_json::to_value(&shared_report).unwrap_or_default());
         }
         return serde_json::to_string_pretty(&value).map(|s| s + "\n").map_err(|e| e.to_string());
@@ -199,9 +226,13 @@ fn index(args: &IndexArgs) -> Result<String, String> {
     let total_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let mut out = summary(&root, &report, Some(total_ms));
     out.push_str(&embedding.summary());
+    out.push_str(&english.english_summary());
     out.push_str(&shared_report.summary());
     Ok(out)
 }
+
+/// What to do without the English model.
+const ENGLISH_HINT: &str = "requests in English use the main model; `bash scripts/fetch-english-model` in a code-intel checkout installs the English model, `\"english_model\": null` in .code-intel/config.json turns it off";
 
 /// What the embedding step after a sync did.
 enum Embedding {
@@ -215,6 +246,31 @@ enum Embedding {
 }
 
 impl Embedding {
+    /// The English model's pass counts as skipped when it resolved to the
+    /// main model itself (nothing to add).
+    fn unless_same_model_as(self, main: &Embedding) -> Self {
+        match (&self, main) {
+            (Self::Done { report, .. }, Self::Done { report: main, .. }) if report.model == main.model => Self::Skipped,
+            _ => self,
+        }
+    }
+
+    /// The key of the model whose pass this was.
+    fn model_key(&self) -> Option<ModelKey> {
+        let Self::Done { report, .. } = self else { return None };
+        let (name, revision) = report.model.rsplit_once('@')?;
+        Some(ModelKey { name: name.to_string(), revision: revision.to_string() })
+    }
+
+    /// The English model's line of the summary.
+    fn english_summary(&self) -> String {
+        match self {
+            Self::Skipped => String::new(),
+            Self::Unavailable(reason) => format!("  English model unavailable: {reason}\n    {ENGLISH_HINT}\n"),
+            done => done.summary().replacen("  embeddings (", "  English embeddings (", 1),
+        }
+    }
+
     fn to_json(&self) -> serde_json::Value {
         match self {
             Self::Skipped => serde_json::json!({ "status": "skipped" }),
@@ -265,32 +321,37 @@ impl Embedding {
 /// the store records a complete pass for it at the current generation, and
 /// the chunk densities of that pass are on disk. `None`: load the model and
 /// run the pass.
-fn nothing_to_embed(store: &Store, resolve_options: &ResolveOptions, root: &Path) -> Result<Option<Embedding>, String> {
-    let Some(cache) = EncoderOptions::default().fingerprint_cache else { return Ok(None) };
-    let Some(key) = code_intel_embed::fingerprint::remembered_key(resolve_options, &cache) else { return Ok(None) };
-    if !code_intel_search::semantic::densities_file(&vectors_dir(&config::state_dir(root)), &key.to_string()).exists() {
-        return Ok(None);
+/// `dir`: the model's vector folder. A store that cannot be read says
+/// `None` too: the pass then reports the error.
+fn nothing_to_embed(store: &Store, resolve_options: &ResolveOptions, dir: &Path) -> Option<Embedding> {
+    let cache = EncoderOptions::default().fingerprint_cache?;
+    let key = code_intel_embed::fingerprint::remembered_key(resolve_options, &cache)?;
+    if !code_intel_search::semantic::densities_file(dir, &key.to_string()).exists() {
+        return None;
     }
-    let Some(model) = store.embedding_model(&key.name, &key.revision).map_err(|e| e.to_string())? else { return Ok(None) };
-    let Some(coverage) = store.embedded_through(model.id).map_err(|e| e.to_string())? else { return Ok(None) };
+    let model = store.embedding_model(&key.name, &key.revision).ok()??;
+    let coverage = store.embedded_through(model.id).ok()??;
     let report = EmbedReport { model: key.to_string(), coverage, cached_chunks: coverage.embedded_chunks, ..EmbedReport::default() };
-    Ok(Some(Embedding::Done { report, model_loaded: false }))
+    Some(Embedding::Done { report, model_loaded: false })
 }
 
 /// Embeds the chunks that have no vector yet for the model (the same
 /// library calls as the server's background pass), then brings the vector
 /// index snapshot up to date.
+/// `dir`: the model's vector folder; `published_as`: the repository's name
+/// in the shared store, published after the vectors (the main model's pass).
 fn embed(
-    root: &Path,
+    dir: &Path,
     store: &mut Store,
     model: ModelHandle,
     mut shared: Option<(&code_intel_shared::SharedStore, &mut super::shared::SharedReport)>,
-    published_as: &str,
+    published_as: Option<&str>,
+    also_keep: Option<ModelKey>,
 ) -> Result<Embedding, String> {
     let spinner = ProgressBar::new_spinner();
     spinner.enable_steady_tick(Duration::from_millis(120));
     spinner.set_message("loading the embedding model");
-    let vectors = VectorSearch::new(model, Some(vectors_dir(&config::state_dir(root))));
+    let vectors = VectorSearch::new(model, Some(dir.to_path_buf()));
     let (encoder, state) = vectors.encoder(MODEL_WAIT);
     spinner.finish_and_clear();
     let Some(encoder) = encoder else {
@@ -313,12 +374,14 @@ fn embed(
     if let Some((shared, shared_report)) = shared.as_mut() {
         super::shared::take_vectors(shared, store, &encoder, shared_report);
     }
-    let report = embed_pending(store, &encoder, &progress, None);
+    let report = embed_pending_keeping(store, &encoder, also_keep.as_slice(), &progress, None);
     bar.finish_and_clear();
     let report = report.map_err(|e| format!("embedding failed: {e}"))?;
     if let Some((shared, shared_report)) = shared.as_mut() {
         super::shared::publish_vectors(shared, store, &encoder, shared_report);
-        super::shared::publish_repository(shared, store, published_as, shared_report);
+        if let Some(name) = published_as {
+            super::shared::publish_repository(shared, store, name, shared_report);
+        }
     }
     // Brings the vector index up to date now rather than at the first
     // search: the chunk densities that rank hubs down (one scan of the

@@ -103,9 +103,12 @@ fn show(repo: Option<PathBuf>, no_load: bool, json: bool) -> ExitCode {
             out["hint"] = install_hint().into();
             let others = installed_models(&opts, &config.embedding_model);
             out["installed"] = others.iter().map(|(name, dir)| serde_json::json!({"name": name, "dir": dir.display().to_string()})).collect();
+            let (english, english_line) = english_model(&config, &root);
+            out["english"] = english;
             if json {
                 println!("{out:#}");
             } else {
+                println!("{english_line}");
                 println!("embedding model: {}", config.embedding_model);
                 println!("status: unavailable: {e}");
                 for (name, dir) in &others {
@@ -165,12 +168,34 @@ fn show(repo: Option<PathBuf>, no_load: bool, json: bool) -> ExitCode {
             }
         }
     }
+    let (english, english_line) = english_model(&config, &root);
+    out["english"] = english;
+    lines.push(english_line);
     if json {
         println!("{out:#}");
     } else {
         println!("{}", lines.join("\n"));
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// Where the English model (config `english_model`) is found, as JSON and
+/// as a line, without loading it.
+fn english_model(config: &code_intel_core::config::Config, root: &std::path::Path) -> (serde_json::Value, String) {
+    let Some(options) = code_intel_search::semantic::english_model_options(config, root) else {
+        let why = if config.english_model.is_none() { "off (\"english_model\": null)" } else { "off (embedding_endpoint is set)" };
+        return (serde_json::json!({ "status": why }), format!("English model: {why}"));
+    };
+    match resolve(&options) {
+        Ok(r) => (
+            serde_json::json!({ "configured": options.spec, "name": r.name, "dir": r.dir.display().to_string(), "source": r.source.to_string(), "status": "resolved" }),
+            format!("English model (answers requests in English): {} in {} (found in: {})", r.name, r.dir.display(), r.source),
+        ),
+        Err(e) => (
+            serde_json::json!({ "configured": options.spec, "status": format!("unavailable: {e}"), "hint": "bash scripts/fetch-english-model" }),
+            format!("English model: {}: unavailable: {e}; requests in English use the embedding model (`bash scripts/fetch-english-model` installs it)", options.spec),
+        ),
+    }
 }
 
 /// Complete model folders on this machine other than `configured`: the

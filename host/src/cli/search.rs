@@ -13,7 +13,7 @@ use code_intel_embed::{EncoderOptions, ModelHandle, ResolveOptions, install_hint
 use code_intel_search::hybrid::{self, Arm, Mode, SearchHit, SearchRequest, SearchResponse};
 use code_intel_search::lexical::DEFAULT_LIMIT;
 use code_intel_search::links::MAX_LINKED_FILES;
-use code_intel_search::semantic::{Collection, Filters, VectorSearch, VectorStatus, vectors_dir};
+use code_intel_search::semantic::{self, Collection, Filters, VectorSearch, VectorStatus, vectors_dir};
 use code_intel_store::Store;
 use serde_json::json;
 
@@ -77,6 +77,11 @@ fn search(args: &SearchArgs) -> Result<String, String> {
     let config = super::index::load_config(&root)?;
 
     // One-shot process: load the model here, unless keywords were asked for.
+    // The English model answers a request in English (loaded meanwhile).
+    let english = (args.mode != Some(Mode::Lexical) && semantic::is_english(&args.query))
+        .then(|| semantic::english_model_options(&config, &root))
+        .flatten()
+        .map(|options| ModelHandle::spawn(options, EncoderOptions::default()));
     let model = if args.mode == Some(Mode::Lexical) {
         ModelHandle::unavailable("not loaded (--mode lexical)")
     } else {
@@ -85,7 +90,12 @@ fn search(args: &SearchArgs) -> Result<String, String> {
             &EncoderOptions::default(),
         )
     };
-    let vectors = VectorSearch::new(model, Some(vectors_dir(&config::state_dir(&root))));
+    let dir = vectors_dir(&config::state_dir(&root));
+    let mut vectors = VectorSearch::new(model, Some(dir.clone()));
+    if let Some(english) = english {
+        let _ = english.wait(semantic::MODEL_WAIT);
+        vectors = vectors.with_english(VectorSearch::new(english, Some(semantic::english_dir(&dir))));
+    }
     let status = vectors.status(&store, Duration::ZERO).map_err(|e| e.to_string())?;
     let mode = match args.mode {
         Some(m) => m,
@@ -174,6 +184,7 @@ fn to_json(r: &SearchResponse, query_ms: f64) -> serde_json::Value {
         "query": r.query,
         "mode": mode_name(r.mode),
         "vector_search": r.vector_search,
+        "vector_model": r.vector_model,
         "short_circuit": r.short_circuit,
         "no_confident_match": r.no_confident_match,
         "message": r.message,

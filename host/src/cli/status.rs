@@ -94,7 +94,9 @@ pub fn status_json(root: &Path) -> Result<Value, String> {
         .map(|suffix| file_size(&PathBuf::from(format!("{}{suffix}", db.display()))))
         .sum();
     let last = last_report_json.as_ref();
-    let embedding = embedding_json(root, &store)?;
+    let (config, _) = Config::load(root).map_err(|e| e.to_string())?;
+    let embedding = embedding_json(&config, root, &store)?;
+    let english = english_json(&config, root, &store, &embedding)?;
     Ok(json!({
         "repo": root.display().to_string(),
         "database": db.display().to_string(),
@@ -115,28 +117,43 @@ pub fn status_json(root: &Path) -> Result<Value, String> {
             "elapsed_ms": last.and_then(|r| r.get("elapsed_ms")).cloned(),
         },
         "embedding": embedding,
+        "english_embedding": english,
     }))
 }
 
 /// The embedding model the repository's config resolves to, and how many
 /// chunks have a vector for it. Loads the model: its key (name and a
 /// fingerprint of its files) is what the vectors are stored under.
-fn embedding_json(root: &Path, store: &Store) -> Result<Value, String> {
-    let (config, _) = Config::load(root).map_err(|e| e.to_string())?;
-    let model = ModelHandle::load_blocking(
-        &ResolveOptions::new(Some(&config.embedding_model), Some(root)).with_endpoint(config.embedding_endpoint.as_deref()),
-        &EncoderOptions::default(),
-    );
+fn embedding_json(config: &Config, root: &Path, store: &Store) -> Result<Value, String> {
+    let options = ResolveOptions::new(Some(&config.embedding_model), Some(root)).with_endpoint(config.embedding_endpoint.as_deref());
+    model_json(&config.embedding_model, &options, store)
+}
+
+/// The English model (config `english_model`) as [`embedding_json`] reports
+/// the main one, with `answers_english`: whether requests in English are
+/// ranked with its vectors now. `null` when it is turned off.
+fn english_json(config: &Config, root: &Path, store: &Store, main: &Value) -> Result<Value, String> {
+    let (Some(spec), Some(options)) = (config.english_model.as_deref(), code_intel_search::semantic::english_model_options(config, root)) else {
+        return Ok(Value::Null);
+    };
+    let mut value = model_json(spec, &options, store)?;
+    let answers = value["vector_search"] == "ready" && value["model"].is_string() && value["model"] != main["model"];
+    value["answers_english"] = answers.into();
+    Ok(value)
+}
+
+fn model_json(configured: &str, options: &ResolveOptions, store: &Store) -> Result<Value, String> {
+    let model = ModelHandle::load_blocking(options, &EncoderOptions::default());
     let vectors = VectorSearch::new(model.clone(), None);
     let status = vectors.status(store, std::time::Duration::ZERO).map_err(|e| e.to_string())?;
     let ModelState::Ready(encoder) = model.state() else {
-        return Ok(json!({ "configured": config.embedding_model, "vector_search": status.to_string() }));
+        return Ok(json!({ "configured": configured, "vector_search": status.to_string() }));
     };
     let key = &encoder.info().key;
     let row = store.embedding_model(&key.name, &key.revision).map_err(|e| e.to_string())?;
     let coverage = store.embedding_coverage(row.map(|m| m.id)).map_err(|e| e.to_string())?;
     Ok(json!({
-        "configured": config.embedding_model,
+        "configured": configured,
         "model": key.to_string(),
         "dir": encoder.info().dir.display().to_string(),
         "vector_search": status.to_string(),
@@ -198,6 +215,33 @@ fn render(v: &Value) -> String {
                 e["configured"].as_str().unwrap_or_default(),
                 e["vector_search"].as_str().unwrap_or_default()
             );
+        }
+    }
+    let e = &v["english_embedding"];
+    if !e.is_null() {
+        let answers = if e["answers_english"].as_bool() == Some(true) {
+            "answers requests in English"
+        } else {
+            "not used yet: requests in English use the main model until every chunk has its vector (`code-intel index`)"
+        };
+        match e["model"].as_str() {
+            Some(model) => {
+                let _ = writeln!(
+                    out,
+                    "English:    {model}: {}/{} chunks ({:.0}%); {answers}",
+                    e["embedded_chunks"].as_u64().unwrap_or(0),
+                    e["total_chunks"].as_u64().unwrap_or(0),
+                    e["embedded_percent"].as_f64().unwrap_or(0.0).floor(),
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "English:    {}: {}; requests in English use the main model (`bash scripts/fetch-english-model` installs it)",
+                    e["configured"].as_str().unwrap_or_default(),
+                    e["vector_search"].as_str().unwrap_or_default()
+                );
+            }
         }
     }
     let _ = writeln!(

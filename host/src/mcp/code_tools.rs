@@ -459,6 +459,9 @@ pub struct SemanticSearchResult {
     pub map_hits: Vec<MapHitOut>,
     /// `ready`, `partial: N%`, `initializing`, or `unavailable: <reason>` (then results are keyword matches only).
     pub vector_search: String,
+    /// The model whose vectors ranked the code (`name@revision`): the English model for a request in English when it is installed and complete, else the main model; absent for keyword-only answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_model: Option<String>,
     /// Results are hypotheses until an exact tool (find_definitions, get_function_at_line) confirms them.
     pub confidence: String,
     pub truncated: bool,
@@ -630,6 +633,7 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
         short_circuit: false,
         map_hits: Vec::new(),
         vector_search: outcome.vector_status,
+        vector_model: None,
         confidence: "HYPOTHESIS".to_string(),
         truncated: false,
         shared: Some(SharedSearch {
@@ -1403,6 +1407,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
                 .map(|m| MapHitOut { agreement_id: m.key, text: m.text, symbols: m.symbols, files: m.files, score: f64::from(m.score) })
                 .collect(),
             vector_search: response.vector_search,
+            vector_model: response.vector_model,
             confidence: "HYPOTHESIS".to_string(),
             truncated: false,
             shared: None,
@@ -1774,7 +1779,14 @@ async fn embedding_pass(state: Arc<ServerState>, reporter: Option<Arc<Reporter>>
                 r.embedding(p.done, p.total);
             }
         };
-        let report = code_intel_embed::embed_pending(&mut store, &encoder, &on_progress, Some(&cancel));
+        // The English model's vectors stay (it loads meanwhile).
+        let english_key: Vec<_> = vectors
+            .english()
+            .and_then(|english| english.encoder(std::time::Duration::ZERO).0)
+            .map(|e| e.info().key.clone())
+            .into_iter()
+            .collect();
+        let report = code_intel_embed::embed_pending_keeping(&mut store, &encoder, &english_key, &on_progress, Some(&cancel));
         st.embed_progress().send_replace(None);
         let report = report.map_err(|e| e.to_string())?;
         if !report.cancelled {
@@ -1789,7 +1801,12 @@ async fn embedding_pass(state: Arc<ServerState>, reporter: Option<Arc<Reporter>>
         Err(e) => EmbedOutcome::Failed(format!("embedding task failed: {e}")),
     };
     match &outcome {
-        EmbedOutcome::Embedded(report) => tracing::info!(chunks = report.embedded_chunks, ms = report.elapsed_ms, "embedding pass done"),
+        EmbedOutcome::Embedded(report) => {
+            tracing::info!(chunks = report.embedded_chunks, ms = report.elapsed_ms, "embedding pass done");
+            if !report.cancelled && state.vectors().english().is_some() {
+                tokio::spawn(english_embedding_pass(state.clone()));
+            }
+        }
         EmbedOutcome::Failed(e) => tracing::warn!("{e}"),
         // Embed once the model is there.
         EmbedOutcome::Background(why) if *why == MODEL_LOADING => spawn_embedding(state.clone()),
@@ -1797,6 +1814,46 @@ async fn embedding_pass(state: Arc<ServerState>, reporter: Option<Arc<Reporter>>
         EmbedOutcome::NoModel => {}
     }
     outcome
+}
+
+/// The English model's embedding pass, in the background after each pass
+/// of the main model: until it has a vector for every chunk, requests in
+/// English are answered with the main model's vectors
+/// (`VectorSearch::for_query`). It keeps the main model's vectors, and the
+/// main pass keeps its.
+async fn english_embedding_pass(state: Arc<ServerState>) {
+    let _running = state.english_embed_lock().lock().await;
+    if state.cancelled() {
+        return;
+    }
+    let st = state.clone();
+    let outcome = tokio::task::spawn_blocking(move || -> Result<Option<code_intel_embed::EmbedReport>, String> {
+        let vectors = st.vectors();
+        let Some(english) = vectors.english() else { return Ok(None) };
+        let (Some(main), _) = vectors.encoder(std::time::Duration::ZERO) else { return Ok(None) };
+        let (encoder, model_state) = english.encoder(EMBED_MODEL_WAIT);
+        let Some(encoder) = encoder else {
+            tracing::info!(state = ?model_state, "no English model; requests in English use the main model");
+            return Ok(None);
+        };
+        if encoder.info().key == main.info().key {
+            return Ok(None);
+        }
+        let mut store = code_intel_store::Store::open(st.database_path()).map_err(|e| e.to_string())?;
+        let keep = [main.info().key.clone()];
+        let report = code_intel_embed::embed_pending_keeping(&mut store, &encoder, &keep, &|_| {}, Some(&st.cancel_flag())).map_err(|e| e.to_string())?;
+        if !report.cancelled {
+            english.sync(&store).map_err(|e| e.to_string())?;
+        }
+        Ok(Some(report))
+    })
+    .await;
+    match outcome {
+        Ok(Ok(Some(report))) => tracing::info!(chunks = report.embedded_chunks, ms = report.elapsed_ms, "English model's embedding pass done"),
+        Ok(Ok(None)) => {}
+        Ok(Err(e)) => tracing::warn!("the English model's embedding pass failed (requests in English use the main model): {e}"),
+        Err(e) => tracing::warn!("the English model's embedding task failed: {e}"),
+    }
 }
 
 /// Shared by tests: every tool's input schema is portable.

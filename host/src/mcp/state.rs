@@ -85,6 +85,9 @@ pub struct ServerState {
     plugins: OnceLock<Arc<PluginHost>>,
     vectors: OnceLock<Arc<VectorSearch>>,
     embed_lock: tokio::sync::Mutex<()>,
+    /// Held by the English model's embedding pass, which runs after the
+    /// main model's, in the background.
+    english_embed_lock: tokio::sync::Mutex<()>,
     /// (done, total) of the embedding pass under way, for requests that wait for it.
     embed_progress: watch::Sender<Option<(usize, usize)>>,
     /// The shared store's connection, opened by the first shared search.
@@ -127,6 +130,7 @@ impl ServerState {
             plugins: OnceLock::new(),
             vectors: OnceLock::new(),
             embed_lock: tokio::sync::Mutex::new(()),
+            english_embed_lock: tokio::sync::Mutex::new(()),
             embed_progress: watch::channel(None).0,
             shared: super::shared::SharedConnection::default(),
         })
@@ -262,7 +266,17 @@ impl ServerState {
                 let resolve = ResolveOptions::new(Some(&self.config.embedding_model), Some(self.root.path()))
                     .with_endpoint(self.config.embedding_endpoint.as_deref());
                 let model = ModelHandle::spawn(resolve, EncoderOptions::default());
-                Arc::new(VectorSearch::new(model, Some(vectors_dir(&config::state_dir(self.root.path())))))
+                let dir = vectors_dir(&config::state_dir(self.root.path()));
+                let vectors = VectorSearch::new(model, Some(dir.clone()));
+                // The English model, loaded alongside: its vectors answer
+                // requests in English once it has embedded every chunk.
+                Arc::new(match code_intel_search::semantic::english_model_options(&self.config, self.root.path()) {
+                    Some(options) => vectors.with_english(VectorSearch::new(
+                        ModelHandle::spawn(options, EncoderOptions::default()),
+                        Some(code_intel_search::semantic::english_dir(&dir)),
+                    )),
+                    None => vectors,
+                })
             })
             .clone()
     }
@@ -274,6 +288,10 @@ impl ServerState {
 
     pub(crate) fn embed_lock(&self) -> &tokio::sync::Mutex<()> {
         &self.embed_lock
+    }
+
+    pub(crate) fn english_embed_lock(&self) -> &tokio::sync::Mutex<()> {
+        &self.english_embed_lock
     }
 
     /// Progress of the embedding pass under way (`None` between passes).
@@ -324,6 +342,7 @@ impl ServerState {
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
             let _sync = self.sync_lock.lock().await;
             let _embed = self.embed_lock.lock().await;
+            let _english = self.english_embed_lock.lock().await;
         })
         .await;
     }

@@ -51,9 +51,9 @@ pub mod threads;
 mod weights;
 
 pub use encoder::{ENCODER_ENV, EmbedError, Encoder, EncoderOptions, ForwardPass, ModelInfo, ModelKey, Pooling, Role, TEXT_RECIPE_VERSION, normalize};
-pub use model::{DEFAULT_MODEL, MODEL_DIR_ENV, ModelSource, ResolveOptions, ResolvedModel, Unavailable, install, install_hint, models_dir, resolve};
+pub use model::{DEFAULT_MODEL, ENGLISH_MODEL_DIR_ENV, MODEL_DIR_ENV, ModelSource, ResolveOptions, ResolvedModel, Unavailable, install, install_hint, models_dir, resolve};
 pub use remote::{RemoteEncoder, RemoteOptions};
-pub use pipeline::{EmbedProgress, EmbedReport, embed_pending};
+pub use pipeline::{EmbedProgress, EmbedReport, embed_pending, embed_pending_keeping};
 pub use sentence_config::{Derived, Normalization, PromptSource, Prompts};
 pub use service::{ModelHandle, ModelState};
 pub use heap::keep_tensor_memory;

@@ -27,6 +27,10 @@ pub const DEFAULT_MODEL: &str = "intfloat/multilingual-e5-small";
 /// Environment variable naming a model folder; overrides the configuration.
 pub const MODEL_DIR_ENV: &str = "CODE_INTEL_MODEL_DIR";
 
+/// Environment variable naming the English model's folder; overrides the
+/// configuration's `english_model` ([`ResolveOptions::english`]).
+pub const ENGLISH_MODEL_DIR_ENV: &str = "CODE_INTEL_ENGLISH_MODEL_DIR";
+
 /// Environment variable that forbids downloads when set to anything but
 /// `0`/`false`/empty (`HF_HUB_OFFLINE` is honoured the same way).
 pub const OFFLINE_ENV: &str = "CODE_INTEL_OFFLINE";
@@ -133,6 +137,9 @@ pub struct ResolveOptions {
     pub repo_root: Option<PathBuf>,
     /// `CODE_INTEL_MODEL_DIR` (taken from the environment by [`ResolveOptions::new`]).
     pub env_override: Option<PathBuf>,
+    /// The config key and the environment variable that name this model,
+    /// for messages (`embedding_model`, [`MODEL_DIR_ENV`]).
+    pub named_by: (&'static str, &'static str),
     /// The code-intel models folder.
     pub models_dir: PathBuf,
     /// The Hugging Face hub cache folder.
@@ -154,10 +161,24 @@ impl ResolveOptions {
             spec: spec.to_string(),
             repo_root: repo_root.map(Path::to_path_buf),
             env_override: std::env::var_os(MODEL_DIR_ENV).filter(|v| !v.is_empty()).map(PathBuf::from),
+            named_by: ("embedding_model", MODEL_DIR_ENV),
             models_dir: models_dir(),
             hub_cache: hf_hub::Cache::from_env().path().clone(),
             allow_download: !env_flag(OFFLINE_ENV) && !env_flag("HF_HUB_OFFLINE"),
             endpoint: std::env::var(crate::remote::ENDPOINT_ENV).ok().map(|e| e.trim().to_string()).filter(|e| !e.is_empty()),
+        }
+    }
+
+    /// Options for the English model `spec` (config `english_model`): found
+    /// like the main model, with [`ENGLISH_MODEL_DIR_ENV`] in place of
+    /// [`MODEL_DIR_ENV`], and always local.
+    #[must_use]
+    pub fn english(spec: &str, repo_root: Option<&Path>) -> Self {
+        Self {
+            env_override: std::env::var_os(ENGLISH_MODEL_DIR_ENV).filter(|v| !v.is_empty()).map(PathBuf::from),
+            named_by: ("english_model", ENGLISH_MODEL_DIR_ENV),
+            endpoint: None,
+            ..Self::new(Some(spec), repo_root)
         }
     }
 
@@ -244,7 +265,7 @@ fn folder_name(dir: &Path) -> String {
 /// [`Unavailable`] with the reason (missing files, not installed, offline).
 pub fn resolve(opts: &ResolveOptions) -> Result<ResolvedModel, Unavailable> {
     if let Some(dir) = &opts.env_override {
-        check_model_dir(dir).map_err(|e| Unavailable::new(format!("{MODEL_DIR_ENV}: {e}")))?;
+        check_model_dir(dir).map_err(|e| Unavailable::new(format!("{}: {e}", opts.named_by.1)))?;
         return Ok(ResolvedModel { name: folder_name(dir), dir: dir.clone(), source: ModelSource::EnvOverride });
     }
     let spec = opts.spec.as_str();
@@ -256,11 +277,11 @@ pub fn resolve(opts: &ResolveOptions) -> Result<ResolvedModel, Unavailable> {
     };
     if let Some(dir) = &local {
         if dir.is_dir() {
-            check_model_dir(dir).map_err(|e| Unavailable::new(format!("embedding_model \"{spec}\": {e}")))?;
+            check_model_dir(dir).map_err(|e| Unavailable::new(format!("{} \"{spec}\": {e}", opts.named_by.0)))?;
             return Ok(ResolvedModel { name: folder_name(dir), dir: dir.clone(), source: ModelSource::LocalPath });
         }
         if looks_like_path(spec) {
-            return Err(Unavailable::new(format!("embedding_model \"{spec}\": {} does not exist", dir.display())));
+            return Err(Unavailable::new(format!("{} \"{spec}\": {} does not exist", opts.named_by.0, dir.display())));
         }
     }
 
@@ -459,6 +480,7 @@ mod tests {
             spec: spec.to_string(),
             repo_root: Some(tmp.join("repo")),
             env_override: None,
+            named_by: ("embedding_model", MODEL_DIR_ENV),
             models_dir: tmp.join("models"),
             hub_cache: tmp.join("hub"),
             allow_download: false,

@@ -15,7 +15,7 @@ use code_intel_store::embeddings::{EmbeddingCoverage, EmbeddingModel, PendingTex
 use code_intel_store::{Store, StoreError};
 use serde::Serialize;
 
-use crate::encoder::{EmbedError, Encoder, Role};
+use crate::encoder::{EmbedError, Encoder, ModelKey, Role};
 use crate::text::chunk_text;
 
 /// Texts embedded between two commits. ~256 chunks are a few seconds of
@@ -78,13 +78,30 @@ pub fn model_row(store: &mut Store, encoder: &Encoder) -> Result<EmbeddingModel,
 }
 
 /// Embeds everything in the store that has no vector for `encoder`'s model,
-/// then prunes vectors nobody uses. `cancel` is checked between commit groups.
+/// then prunes vectors nobody uses (every other model's among them). `cancel`
+/// is checked between commit groups.
 ///
 /// # Errors
 /// Store or inference errors; vectors committed before the error are kept.
 pub fn embed_pending(
     store: &mut Store,
     encoder: &Encoder,
+    progress: &(dyn Fn(EmbedProgress) + Sync),
+    cancel: Option<&AtomicBool>,
+) -> Result<EmbedReport, PipelineError> {
+    embed_pending_keeping(store, encoder, &[], progress, cancel)
+}
+
+/// [`embed_pending`] for a store that holds the vectors of more than one
+/// model in use (the main and the English model): the prune keeps those of
+/// `also_keep`.
+///
+/// # Errors
+/// As [`embed_pending`].
+pub fn embed_pending_keeping(
+    store: &mut Store,
+    encoder: &Encoder,
+    also_keep: &[ModelKey],
     progress: &(dyn Fn(EmbedProgress) + Sync),
     cancel: Option<&AtomicBool>,
 ) -> Result<EmbedReport, PipelineError> {
@@ -135,8 +152,12 @@ pub fn embed_pending(
     if report.cancelled {
         report.coverage = store.embedding_coverage(Some(model.id))?;
     } else {
+        let mut kept = Vec::new();
+        for key in also_keep {
+            kept.extend(store.embedding_model(&key.name, &key.revision)?.map(|m| m.id));
+        }
         (report.pruned, report.coverage) =
-            store.write(|w| Ok::<_, StoreError>((w.prune_embeddings(model.id)?, w.finish_embedding_pass(model.id)?)))?;
+            store.write(|w| Ok::<_, StoreError>((w.prune_embeddings(model.id, &kept)?, w.finish_embedding_pass(model.id)?)))?;
     }
     report.cached_chunks = report.coverage.embedded_chunks.saturating_sub(embedded_rows);
     report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -36,6 +36,7 @@
 //! answer is "no confident match" and no hits, rather than random code.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use code_intel_core::config::SearchWeights;
@@ -181,6 +182,11 @@ pub struct SearchResponse {
     pub mode: Mode,
     /// `ready`, `partial: N%`, `initializing`, `unavailable: <reason>`.
     pub vector_search: String,
+    /// The model whose vectors ranked the forest (`name@revision`): the
+    /// English model for a request in English when it is ready, else the
+    /// main one; `None` when no vectors took part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_model: Option<String>,
     /// A map hit answered the query; the forest was not searched.
     pub short_circuit: bool,
     pub hits: Vec<SearchHit>,
@@ -226,6 +232,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         query: query.to_string(),
         mode,
         vector_search: status.to_string(),
+        vector_model: None,
         short_circuit: false,
         hits: Vec::new(),
         map_hits: Vec::new(),
@@ -245,9 +252,19 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     let wants_lexical = mode != Mode::Semantic && request.collection != Collection::Map;
     let mut lexical: Option<Vec<LexicalHit>> = None;
     if let (Some(encoder), Some(v)) = (&encoder, vectors) {
+        // The forest is searched with the English model's vectors when the
+        // request is in English and that model is ready (`for_query`); the
+        // map, with the main model's, which embeds the agreements.
+        let side = if request.collection == Collection::Map { v } else { v.for_query(store, query, request.model_wait)? };
+        let same = std::ptr::eq(side, v);
+        let side_encoder = if same { Some(Arc::clone(encoder)) } else { side.encoder(Duration::ZERO).0 };
+        let Some(side_encoder) = side_encoder else {
+            return Err(SearchError::Embed("the English model went away during the request".to_string()));
+        };
+        let wants_map = request.collection != Collection::Forest && (same || store.has_map_entries()?);
         let qv = if wants_lexical {
             let (qv, lex) = std::thread::scope(|s| {
-                let embedding = s.spawn(|| VectorSearch::embed_query(encoder, query));
+                let embedding = s.spawn(|| VectorSearch::embed_query(&side_encoder, query));
                 let lex = lexical_hits(store, query, &request.filters, candidates);
                 let qv = embedding.join().unwrap_or_else(|_| Err(SearchError::Embed("the embedding thread panicked".to_string())));
                 (qv, lex)
@@ -255,12 +272,17 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
             lexical = Some(lex?);
             qv?
         } else {
-            VectorSearch::embed_query(encoder, query)?
+            VectorSearch::embed_query(&side_encoder, query)?
         };
-        let baselines = v.baselines(encoder, &qv)?;
+        let baselines = side.baselines(&side_encoder, &qv)?;
         everyday = baselines.everyday;
-        if request.collection != Collection::Forest {
-            let map_hits = v.search_map(store, encoder, &qv, baselines.map, n.max(MAP_HINTS))?;
+        if wants_map {
+            let map_query = if same { None } else { Some(VectorSearch::embed_query(encoder, query)?) };
+            let (map_qv, map_baseline) = match &map_query {
+                None => (&qv, baselines.map),
+                Some(mq) => (mq, v.baselines(encoder, mq)?.map),
+            };
+            let map_hits = v.search_map(store, encoder, map_qv, map_baseline, n.max(MAP_HINTS))?;
             match request.collection {
                 Collection::Map => {
                     response.map_hits = map_hits.into_iter().filter(|h| h.score >= VECTOR_CONFIDENCE_FLOOR).take(n).collect();
@@ -282,7 +304,8 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
             }
         }
         if mode != Mode::Lexical {
-            vector_hits = v.search_forest(store, encoder, &qv, baselines.forest, candidates, &request.filters)?;
+            response.vector_model = Some(side_encoder.info().key.to_string());
+            vector_hits = side.search_forest(store, &side_encoder, &qv, baselines.forest, candidates, &request.filters)?;
         }
     } else if request.collection == Collection::Map {
         response.no_confident_match = true;

@@ -278,12 +278,45 @@ pub struct VectorSearch {
     /// can alter coverage bumps the generation, so a query only reads it.
     coverage: Mutex<Option<(i64, i64, EmbeddingCoverage)>>,
     anchors: Mutex<Option<Arc<AnchorVectors>>>,
+    /// The English model's side (config `english_model`), which answers
+    /// requests written in English once it has embedded every chunk
+    /// ([`VectorSearch::for_query`]).
+    english: Option<Box<VectorSearch>>,
 }
 
 /// Folder of the vector snapshots under a repository's state folder.
 #[must_use]
 pub fn vectors_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("vectors")
+}
+
+/// Folder of the English model's vector snapshots (config `english_model`)
+/// under [`vectors_dir`].
+#[must_use]
+pub fn english_dir(vectors_dir: &Path) -> PathBuf {
+    vectors_dir.join("english")
+}
+
+/// How to find the English model of `config` for the repository at `root`
+/// (config `english_model`); `None` when it is turned off or when an
+/// embedding endpoint (config `embedding_endpoint` or its environment
+/// variable) computes the vectors instead of a local model.
+#[must_use]
+pub fn english_model_options(config: &code_intel_core::config::Config, root: &Path) -> Option<code_intel_embed::ResolveOptions> {
+    let spec = config.english_model.as_deref()?;
+    let main = code_intel_embed::ResolveOptions::new(Some(&config.embedding_model), Some(root)).with_endpoint(config.embedding_endpoint.as_deref());
+    if main.endpoint.is_some() {
+        return None;
+    }
+    Some(code_intel_embed::ResolveOptions::english(spec, Some(root)))
+}
+
+/// Whether `text` is written in English for the choice of model: it has
+/// Latin letters and no letter outside ASCII (Japanese, accented Latin,
+/// Cyrillic, ... go to the multilingual model).
+#[must_use]
+pub fn is_english(text: &str) -> bool {
+    text.chars().any(|c| c.is_ascii_alphabetic()) && !text.chars().any(|c| c.is_alphabetic() && !c.is_ascii())
 }
 
 /// The file keeping the forest's chunk densities for the model with key
@@ -298,7 +331,43 @@ impl VectorSearch {
     /// A context over `model`, persisting graph snapshots under `dir`.
     #[must_use]
     pub fn new(model: ModelHandle, dir: Option<PathBuf>) -> Self {
-        Self { model, dir, loaded: Mutex::new(None), coverage: Mutex::new(None), anchors: Mutex::new(None) }
+        Self { model, dir, loaded: Mutex::new(None), coverage: Mutex::new(None), anchors: Mutex::new(None), english: None }
+    }
+
+    /// This context with `english`, over the English model, as the side that
+    /// answers requests written in English ([`VectorSearch::for_query`]).
+    /// Its snapshots belong in their own folder ([`english_dir`]).
+    #[must_use]
+    pub fn with_english(mut self, english: VectorSearch) -> Self {
+        self.english = Some(Box::new(english));
+        self
+    }
+
+    /// The English model's side, when one is configured.
+    #[must_use]
+    pub fn english(&self) -> Option<&VectorSearch> {
+        self.english.as_deref()
+    }
+
+    /// The side whose vectors answer `query` in the forest: the English
+    /// model's when the request is written in English ([`is_english`]) and
+    /// that model, a different one from this context's, is loaded (waiting
+    /// up to `wait`) and has a vector for every chunk; else this one. The
+    /// map stays with this context's model, which embeds the agreements.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn for_query(&self, store: &Store, query: &str, wait: Duration) -> Result<&VectorSearch, StoreError> {
+        let Some(english) = self.english.as_deref() else { return Ok(self) };
+        if !is_english(query) {
+            return Ok(self);
+        }
+        let (Some(own), _) = self.encoder(Duration::ZERO) else { return Ok(self) };
+        let (Some(theirs), _) = english.encoder(wait) else { return Ok(self) };
+        if theirs.info().key == own.info().key || english.status(store, Duration::ZERO)? != VectorStatus::Ready {
+            return Ok(self);
+        }
+        Ok(english)
     }
 
     #[must_use]

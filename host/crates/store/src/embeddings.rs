@@ -303,14 +303,19 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Drops vectors nobody can use any more: those of other models, and
-    /// those whose hash no chunk or map entry has. Returns how many went.
+    /// Drops vectors nobody can use any more: those of models other than
+    /// `keep_model_id` and `also_keep` (the other model in use: the main
+    /// and the English model keep each other's vectors), and those of
+    /// `keep_model_id` whose hash no chunk or map entry has. Returns how many
+    /// went (a dropped model counts once).
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn prune_embeddings(&self, keep_model_id: i64) -> Result<usize> {
+    pub fn prune_embeddings(&self, keep_model_id: i64, also_keep: &[i64]) -> Result<usize> {
         let tx = self.transaction();
-        let mut removed = tx.execute("DELETE FROM embedding_models WHERE id <> ?1", [keep_model_id])?;
+        let kept: Vec<String> = std::iter::once(keep_model_id).chain(also_keep.iter().copied()).map(|id| id.to_string()).collect();
+        // Ids are integers: listing them in the statement is safe.
+        let mut removed = tx.execute(&format!("DELETE FROM embedding_models WHERE id NOT IN ({})", kept.join(",")), [])?;
         removed += tx.execute(
             "DELETE FROM embeddings WHERE model_id = ?1
                AND content_hash NOT IN (SELECT content_hash FROM chunks)
@@ -606,6 +611,14 @@ impl Store {
         Ok(ids)
     }
 
+    /// Whether the map holds any agreement.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn has_map_entries(&self) -> Result<bool> {
+        Ok(self.conn().prepare_cached("SELECT EXISTS (SELECT 1 FROM map_entries)")?.query_row([], |r| r.get(0))?)
+    }
+
     /// Every map entry.
     ///
     /// # Errors
@@ -678,8 +691,19 @@ mod tests {
         // Another model sees everything as pending; pruning drops the old one.
         let other = store.write(|w| w.ensure_embedding_model("m", "r2", 2)).unwrap();
         assert_eq!(store.pending_chunks(other.id, 100).unwrap().len(), 1);
-        store.write(|w| w.prune_embeddings(other.id)).unwrap();
+        store.write(|w| w.prune_embeddings(other.id, &[])).unwrap();
         assert!(store.embedding_model("m", "r1").unwrap().is_none());
+
+        // Two models in use (the main and the English one) keep each other.
+        let english = store.write(|w| w.ensure_embedding_model("english", "r1", 2)).unwrap();
+        let third = store.write(|w| w.ensure_embedding_model("old", "r0", 2)).unwrap();
+        store.write(|w| w.put_embeddings(english.id, &[(hash.as_str(), &[0.0, 1.0][..])])).unwrap();
+        store.write(|w| w.put_embeddings(other.id, &[(hash.as_str(), &[1.0, 0.0][..])])).unwrap();
+        assert_eq!(store.write(|w| w.prune_embeddings(other.id, &[english.id])).unwrap(), 1);
+        assert!(store.embedding_model("old", "r0").unwrap().is_none(), "{third:?} was not in use");
+        assert_eq!(store.vectors(english.id, 2, &[hash.as_str()]).unwrap()[&hash], vec![0.0, 1.0]);
+        store.write(|w| w.prune_embeddings(english.id, &[other.id])).unwrap();
+        assert_eq!(store.vectors(other.id, 2, &[hash.as_str()]).unwrap()[&hash], vec![1.0, 0.0]);
     }
 
     #[test]
@@ -709,7 +733,9 @@ mod tests {
             files: vec!["app/auth.py".into()],
             metadata: serde_json::json!({"session": "s1"}),
         };
+        assert!(!store.has_map_entries().unwrap());
         let id = store.write(|w| w.upsert_map_entry(&entry)).unwrap();
+        assert!(store.has_map_entries().unwrap());
         assert_eq!(store.map_entries().unwrap()[0].entry, entry);
         let pending = store.pending_map_entries(model.id).unwrap();
         assert_eq!(pending[0].content_hash, map_text_hash("user login"));
