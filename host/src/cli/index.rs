@@ -205,7 +205,10 @@ fn index(args: &IndexArgs) -> Result<String, String> {
             let dir = english_dir(&vectors);
             match if shared.is_some() { None } else { nothing_to_embed(&store, options, &dir) } {
                 Some(done) => done,
-                None => embed(&dir, &mut store, model, shared.as_ref().map(|s| (s, &mut shared_report)), None, main.model_key())?,
+                // A failure here leaves the main model's index as it is:
+                // reported, not fatal.
+                None => embed(&dir, &mut store, model, shared.as_ref().map(|s| (s, &mut shared_report)), None, main.model_key())
+                    .unwrap_or_else(Embedding::Unavailable),
             }
             .unless_same_model_as(main)
         }
