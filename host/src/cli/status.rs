@@ -165,6 +165,16 @@ fn model_json(configured: &str, options: &ResolveOptions, store: &Store) -> Resu
     }))
 }
 
+/// `model: embedded/total chunks (percent%)` of an embedding entry.
+fn coverage(model: &str, e: &Value) -> String {
+    format!(
+        "{model}: {}/{} chunks ({:.0}%)",
+        e["embedded_chunks"].as_u64().unwrap_or(0),
+        e["total_chunks"].as_u64().unwrap_or(0),
+        e["embedded_percent"].as_f64().unwrap_or(0.0).floor()
+    )
+}
+
 fn render(v: &Value) -> String {
     let mut out = String::new();
     let n = |key: &str| v[key].as_u64().unwrap_or(0);
@@ -199,14 +209,7 @@ fn render(v: &Value) -> String {
     let e = &v["embedding"];
     match e["model"].as_str() {
         Some(model) => {
-            let _ = writeln!(
-                out,
-                "Embeddings: {model}: {}/{} chunks ({:.0}%); vector search {}",
-                e["embedded_chunks"].as_u64().unwrap_or(0),
-                e["total_chunks"].as_u64().unwrap_or(0),
-                e["embedded_percent"].as_f64().unwrap_or(0.0).floor(),
-                e["vector_search"].as_str().unwrap_or_default()
-            );
+            let _ = writeln!(out, "Embeddings: {}; vector search {}", coverage(model, e), e["vector_search"].as_str().unwrap_or_default());
         }
         None => {
             let _ = writeln!(
@@ -221,18 +224,14 @@ fn render(v: &Value) -> String {
     if !e.is_null() {
         let answers = if e["answers_english"].as_bool() == Some(true) {
             "answers requests in English"
+        } else if e["model"] == v["embedding"]["model"] {
+            "the main model itself: it answers every request"
         } else {
             "not used yet: requests in English use the main model until every chunk has its vector (`code-intel index`)"
         };
         match e["model"].as_str() {
             Some(model) => {
-                let _ = writeln!(
-                    out,
-                    "English:    {model}: {}/{} chunks ({:.0}%); {answers}",
-                    e["embedded_chunks"].as_u64().unwrap_or(0),
-                    e["total_chunks"].as_u64().unwrap_or(0),
-                    e["embedded_percent"].as_f64().unwrap_or(0.0).floor(),
-                );
+                let _ = writeln!(out, "English:    {}; {answers}", coverage(model, e));
             }
             None => {
                 let _ = writeln!(

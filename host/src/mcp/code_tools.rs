@@ -1779,10 +1779,13 @@ async fn embedding_pass(state: Arc<ServerState>, reporter: Option<Arc<Reporter>>
                 r.embedding(p.done, p.total);
             }
         };
-        // The English model's vectors stay (it loads meanwhile).
+        // The English model's vectors stay: it loads alongside the main
+        // model (wait for it as for that one, so a start where it is a little
+        // slower does not drop its vectors; one that is not installed
+        // answers at once).
         let english_key: Vec<_> = vectors
             .english()
-            .and_then(|english| english.encoder(std::time::Duration::ZERO).0)
+            .and_then(|english| english.encoder(wait).0)
             .map(|e| e.info().key.clone())
             .into_iter()
             .collect();
