@@ -276,4 +276,23 @@ fn requests_in_english_use_the_english_model_once_it_is_complete() {
     // Gibberish is still refused through the English model.
     let res = search(&store, Some(&vectors), &SearchRequest::new("xqzt vorpl gnarfle blimsy")).unwrap();
     assert!(res.no_confident_match, "{res:#?}");
+
+    // Everyday talk in words the repository knows one by one (an icon set):
+    // all-MiniLM-L6-v2 alone finds only three everyday anchors of five near
+    // it, so the main model votes too, and refuses it.
+    for (path, content) in [
+        ("app/icons/sport.py", "ICON_BALL_FOOTBALL = \"ball-football\"\n"),
+        ("app/icons/globe.py", "ICON_WORLD = \"world\"\n"),
+        ("app/icons/trophy.py", "ICON_CUP = \"cup\"\n"),
+    ] {
+        let chunked = ChunkedFile { chunks: line_chunks(path, content), chunker: "fallback".into(), ..Default::default() };
+        let file = FileRecord { path: path.into(), sha256: code_intel_store::content_hash(content), size: content.len() as i64, mtime_ns: 0 };
+        store.write(|w| w.replace_file(&file, &chunked, 0).map(drop)).unwrap();
+    }
+    code_intel_embed::embed_pending_keeping(&mut store, &main, std::slice::from_ref(&english.info().key), &|_| {}, None).unwrap();
+    code_intel_embed::embed_pending_keeping(&mut store, &english, std::slice::from_ref(&main.info().key), &|_| {}, None).unwrap();
+    let res = search(&store, Some(&vectors), &SearchRequest::new("who won the football world cup in 1998")).unwrap();
+    assert_eq!(res.vector_model.as_deref(), Some(english_key.as_str()));
+    assert!(res.no_confident_match, "{res:#?}");
+    assert!(res.message.as_deref().unwrap_or("").contains("everyday language"), "{:?}", res.message);
 }

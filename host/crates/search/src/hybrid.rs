@@ -276,8 +276,21 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         };
         let baselines = side.baselines(&side_encoder, &qv)?;
         everyday = baselines.everyday;
+        // The English model judges the topic less surely than the main
+        // model: when it leans to everyday talk without saying so, the main
+        // model is asked too (either verdict of everyday talk stands).
+        let mut main_query = None;
+        if !same && !everyday && baselines.everyday_votes >= crate::topic::SECOND_OPINION_VOTES {
+            let mq = VectorSearch::embed_query(encoder, query)?;
+            everyday = v.baselines(encoder, &mq)?.everyday;
+            main_query = Some(mq);
+        }
         if wants_map {
-            let map_query = if same { None } else { Some(VectorSearch::embed_query(encoder, query)?) };
+            let map_query = match main_query {
+                Some(mq) => Some(mq),
+                None if same => None,
+                None => Some(VectorSearch::embed_query(encoder, query)?),
+            };
             let (map_qv, map_baseline) = match &map_query {
                 None => (&qv, baselines.map),
                 Some(mq) => (mq, v.baselines(encoder, mq)?.map),
@@ -638,8 +651,16 @@ fn add_quoted(store: &Store, query: &str, filters: &Filters, limit: usize, hits:
 /// any-word matches), filters applied before the cut.
 fn lexical_hits(store: &Store, query: &str, filters: &Filters, limit: usize) -> Result<Vec<LexicalHit>, SearchError> {
     // A Japanese request also asks for the English words of its software
-    // vocabulary (see [`crate::glossary`]).
-    let terms = crate::glossary::english_terms(query);
+    // vocabulary (see [`crate::glossary`]) and those its katakana words
+    // read as among the repository's names (see [`crate::loanwords`]).
+    let mut terms: Vec<String> = crate::glossary::english_terms(query).into_iter().map(str::to_string).collect();
+    if query.chars().any(|c| matches!(c, '\u{30A1}'..='\u{30FA}')) {
+        for word in crate::loanwords::english_words(query, &store.name_words()?) {
+            if !terms.contains(&word) {
+                terms.push(word);
+            }
+        }
+    }
     let text = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
     let q = LexicalQuery {
         text: &text,
@@ -898,6 +919,33 @@ mod tests {
         request.mode = Some(Mode::Lexical);
         let res = search(&store, None, &request).unwrap();
         assert_ne!(res.hits[0].file, "app/Widgets/ServerOverview.php", "{:#?}", res.hits);
+    }
+
+    #[test]
+    fn katakana_words_find_what_the_code_names_that_way() {
+        use crate::test_support::{chunk, index_files};
+        let with = |mut c: code_intel_core::Chunk, content: &str| {
+            c.content = content.into();
+            c
+        };
+        // エッグ is no word of the glossary; the repository names eggs and
+        // revisions, and the request says them in katakana.
+        let files = vec![
+            ("app/Models/Egg.php", "", vec![with(chunk("c", "class", "Egg", None, (1, 30)), "class Egg extends Model { public function variables() {} }")]),
+            (
+                "app/Models/Revision.php",
+                "",
+                vec![with(chunk("c", "class", "Revision", None, (1, 30)), "class Revision extends Model { protected $table = 'revisions'; }")],
+            ),
+            ("app/Models/Node.php", "", vec![with(chunk("c", "class", "Node", None, (1, 30)), "class Node extends Model { public function variables() {} public function edit() {} }")]),
+        ];
+        let (_dir, _root, store) = index_files(&files);
+        for (query, expected) in [("エッグの変数を編集したい", "app/Models/Egg.php"), ("古いリビジョンが消えない", "app/Models/Revision.php")] {
+            let mut request = SearchRequest::new(query);
+            request.mode = Some(Mode::Lexical);
+            let res = search(&store, None, &request).unwrap();
+            assert_eq!(res.hits.first().map(|h| h.file.as_str()), Some(expected), "{query}: {:#?}", res.hits);
+        }
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod glossary;
 pub mod hybrid;
 pub mod lexical;
 pub mod links;
+pub mod loanwords;
 pub mod quoted;
 pub mod references;
 pub mod repo_map;

@@ -216,6 +216,9 @@ pub struct Baselines {
     /// The query reads as everyday talk rather than a request about
     /// software ([`crate::topic::reads_as_everyday`]).
     pub everyday: bool,
+    /// Of its nearest topic anchors, how many are everyday requests
+    /// ([`crate::topic::everyday_votes`]).
+    pub everyday_votes: usize,
 }
 
 /// How usable vector search is right now: `ready`, `partial: N%`,
@@ -640,6 +643,7 @@ impl VectorSearch {
             forest: of(&anchors.passages),
             map: of(&anchors.requests),
             everyday: crate::topic::reads_as_everyday(query, &anchors.everyday, &anchors.software),
+            everyday_votes: crate::topic::everyday_votes(query, &anchors.everyday, &anchors.software),
         })
     }
 

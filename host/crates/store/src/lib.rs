@@ -52,6 +52,7 @@ pub mod chunks;
 pub mod embeddings;
 pub mod links;
 pub mod migrations;
+pub mod name_words;
 pub mod queries;
 pub mod sessions;
 pub mod text_query;
@@ -106,6 +107,7 @@ pub struct Store {
     conn: Connection,
     path: Option<PathBuf>,
     term_counts: text_query::TermCountCache,
+    name_words: name_words::NameWordCache,
 }
 
 impl Store {
@@ -161,7 +163,7 @@ impl Store {
             conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
         }
         migrations::migrate(&mut conn)?;
-        Ok(Self { conn, path, term_counts: text_query::TermCountCache::default() })
+        Ok(Self { conn, path, term_counts: text_query::TermCountCache::default(), name_words: name_words::NameWordCache::default() })
     }
 
     /// Switches the database to WAL and returns the journal mode now in
