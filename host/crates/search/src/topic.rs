@@ -120,7 +120,7 @@ pub fn reads_as_everyday(query: &[f32], everyday: &[Vec<f32>], software: &[Vec<f
 /// requests (over the retrieval benchmark's 15 English off-topic and 104
 /// real requests, four votes of five flag 8 off-topic requests with the
 /// first, 7 with the second, 10 together); a second opinion at three votes
-/// catches the 10 and is asked for 8 of the 104 real requests.
+/// catches the 10 and is asked for 6 of the 104 real requests.
 pub const SECOND_OPINION_VOTES: usize = 3;
 
 /// How many of a request's [`NEIGHBOURS`] nearest anchors are
