@@ -34,6 +34,11 @@ const TAKEN: usize = 1;
 /// Shortest romanised word tried (without long vowel marks): キー, バー and
 /// オン read like too many words.
 const MIN_ROMAJI: usize = 4;
+/// Longest katakana word read (in characters; longer ones are no word a
+/// repository names, and each is compared with every name word).
+const MAX_KANA: usize = 24;
+/// Katakana words read per request, at most.
+const MAX_WORDS: usize = 16;
 
 /// The English words of `words` (lower case) that the katakana words of
 /// `query` read as, in order, without repeats.
@@ -52,7 +57,7 @@ pub fn english_words(query: &str, words: &[String]) -> Vec<String> {
         }
     };
     for run in runs {
-        for part in run.split('・').filter(|p| !p.is_empty()) {
+        for part in run.split('・').filter(|p| !p.is_empty() && p.chars().count() <= MAX_KANA).take(MAX_WORDS) {
             if let Some((_, found)) = best(part, &candidates) {
                 found.iter().for_each(|w| push(w));
                 continue;
@@ -71,12 +76,16 @@ fn katakana_runs(text: &str) -> Vec<&str> {
     let is_kana = |c: char| matches!(c, '\u{30A1}'..='\u{30FA}' | 'ー' | '・');
     let mut runs = Vec::new();
     let mut start = None;
+    // Bounded: what a request holds beyond that is not read.
     for (at, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
         match (is_kana(c), start) {
             (true, None) => start = Some(at),
             (false, Some(s)) => {
                 runs.push(&text[s..at]);
                 start = None;
+                if runs.len() == MAX_WORDS {
+                    break;
+                }
             }
             _ => {}
         }
@@ -550,5 +559,8 @@ mod tests {
         // Words the repository does not have read as nothing, not as the nearest word.
         assert!(english_words("カレーライス", &words(&["color", "core"])).is_empty());
         assert!(english_words("削除する", &vocabulary).is_empty());
+        // A run longer than any name is not read (nor split thousands of ways).
+        assert!(english_words(&"サーバー".repeat(2_500), &words(&["server"])).is_empty());
+        assert_eq!(english_words(&"サーバー ".repeat(100), &words(&["server"])), ["server"]);
     }
 }
