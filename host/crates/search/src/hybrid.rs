@@ -262,17 +262,30 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
             return Err(SearchError::Embed("the English model went away during the request".to_string()));
         };
         let wants_map = request.collection != Collection::Forest && (same || store.has_map_entries()?);
-        let qv = if wants_lexical {
-            let (qv, lex) = std::thread::scope(|s| {
-                let embedding = s.spawn(|| VectorSearch::embed_query(&side_encoder, query));
+        // The forest is searched on the embedding's thread, right after it,
+        // while the keyword arm reads the store on this one: what the search
+        // needs from the store is read first.
+        let forest_plan = if mode != Mode::Lexical && request.collection != Collection::Map {
+            side.prepare_forest(store, &side_encoder, &request.filters)?
+        } else {
+            None
+        };
+        let embed_and_search = || -> Result<(Vec<f32>, Vec<(code_intel_vector::Hit, f32)>), SearchError> {
+            let qv = VectorSearch::embed_query(&side_encoder, query)?;
+            let found = forest_plan.as_ref().map(|plan| side.forest_candidates(&side_encoder, &qv, candidates, plan)).unwrap_or_default();
+            Ok((qv, found))
+        };
+        let (qv, forest_candidates) = if wants_lexical {
+            let (embedded, lex) = std::thread::scope(|s| {
+                let embedding = s.spawn(embed_and_search);
                 let lex = lexical_hits(store, query, &request.filters, candidates);
-                let qv = embedding.join().unwrap_or_else(|_| Err(SearchError::Embed("the embedding thread panicked".to_string())));
-                (qv, lex)
+                let embedded = embedding.join().unwrap_or_else(|_| Err(SearchError::Embed("the embedding thread panicked".to_string())));
+                (embedded, lex)
             });
             lexical = Some(lex?);
-            qv?
+            embedded?
         } else {
-            VectorSearch::embed_query(&side_encoder, query)?
+            embed_and_search()?
         };
         let baselines = side.baselines(&side_encoder, &qv)?;
         everyday = baselines.everyday;
@@ -318,7 +331,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         }
         if mode != Mode::Lexical {
             response.vector_model = Some(side_encoder.info().key.to_string());
-            vector_hits = side.search_forest(store, &side_encoder, &qv, baselines.forest, candidates, &request.filters)?;
+            vector_hits = side.forest_hits(store, forest_candidates, baselines.forest, candidates)?;
         }
     } else if request.collection == Collection::Map {
         response.no_confident_match = true;

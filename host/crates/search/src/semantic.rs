@@ -207,6 +207,16 @@ pub struct ForestHit {
     pub ranking: f32,
 }
 
+/// What a forest search read from the store before the query was embedded
+/// ([`VectorSearch::prepare_forest`]).
+#[derive(Debug)]
+pub struct ForestPlan {
+    /// The model key of the collection prepared.
+    key: String,
+    /// The chunks the filters allow (`None`: all).
+    allowed: Option<HashSet<i64>>,
+}
+
 /// A query's median similarity to unrelated code and to unrelated requests,
 /// from [`VectorSearch::baselines`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -662,10 +672,12 @@ impl VectorSearch {
     }
 
     /// Forest hits for an embedded query, filters applied before the top `k`,
-    /// scored on the calibrated scale (`baseline`: [`Baselines::forest`]).
+    /// ranked by calibrated similarity less hubness (see [`ForestHit`]):
+    /// [`VectorSearch::prepare_forest`], [`VectorSearch::forest_candidates`]
+    /// and [`VectorSearch::forest_hits`] in turn.
     ///
     /// # Errors
-    /// SQLite errors, invalid glob.
+    /// SQLite errors, or an invalid filter.
     pub fn search_forest(
         &self,
         store: &Store,
@@ -675,23 +687,54 @@ impl VectorSearch {
         k: usize,
         filters: &Filters,
     ) -> Result<Vec<ForestHit>, SearchError> {
+        let Some(plan) = self.prepare_forest(store, encoder, filters)? else { return Ok(Vec::new()) };
+        let candidates = self.forest_candidates(encoder, query, k, &plan);
+        self.forest_hits(store, candidates, baseline, k)
+    }
+
+    /// What a forest search needs from the store, read before the query is
+    /// embedded: the collection brought up to date with the stored vectors,
+    /// and the chunks the filters allow. `None` when nothing is embedded for
+    /// this model yet.
+    ///
+    /// # Errors
+    /// SQLite errors, or an invalid filter.
+    pub fn prepare_forest(&self, store: &Store, encoder: &Encoder, filters: &Filters) -> Result<Option<ForestPlan>, SearchError> {
         let allowed: Option<HashSet<i64>> = if filters.is_empty() {
             None
         } else {
             let accept = filters.path_matcher()?;
             Some(store.chunk_ids_matching(&filters.kinds, &*accept)?.into_iter().collect())
         };
+        Ok(self.with_collections(store, encoder, false, |_| ())?.map(|()| ForestPlan { key: encoder.info().key.to_string(), allowed }))
+    }
+
+    /// The nearest chunks of an embedded query among those `plan` allows,
+    /// best first by similarity less hubness, at most `k`: the vector index
+    /// alone, no store (so it can run beside the keyword arm, which has the
+    /// store). Empty when the collection is no longer the one prepared.
+    #[must_use]
+    pub fn forest_candidates(&self, encoder: &Encoder, query: &[f32], k: usize, plan: &ForestPlan) -> Vec<(Hit, f32)> {
+        let guard = self.loaded.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(c) = guard.as_ref().filter(|c| c.key == plan.key && c.key == encoder.info().key.to_string()) else { return Vec::new() };
+        let hits = c.forest.search(query, k.max(HUBNESS_CANDIDATES), plan.allowed.as_ref());
+        let adjusted = c.forest.hubness_adjusted(&hits);
+        let mut ranked: Vec<(Hit, f32)> = hits.into_iter().zip(adjusted).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.key.cmp(&b.0.key)));
+        ranked.truncate(k);
+        ranked
+    }
+
+    /// [`VectorSearch::forest_candidates`] as hits: calibrated against the
+    /// query's `baseline` and located in the store.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn forest_hits(&self, store: &Store, candidates: Vec<(Hit, f32)>, baseline: f32, k: usize) -> Result<Vec<ForestHit>, SearchError> {
         let span = (1.0 - baseline).max(f32::EPSILON);
-        let hits: Vec<(Hit, f32)> = self
-            .with_collections(store, encoder, false, |c| {
-                let hits = c.forest.search(query, k.max(HUBNESS_CANDIDATES), allowed.as_ref());
-                let adjusted = c.forest.hubness_adjusted(&hits);
-                let mut ranked: Vec<(Hit, f32)> = hits.into_iter().zip(adjusted).map(|(h, a)| (h, (a - baseline) / span)).collect();
-                ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.key.cmp(&b.0.key)));
-                ranked.truncate(k);
-                ranked
-            })?
-            .unwrap_or_default();
+        // Calibration keeps the order: it subtracts and divides by the same
+        // positive numbers for every candidate.
+        let hits: Vec<(Hit, f32)> = candidates.into_iter().take(k).map(|(h, a)| (h, (a - baseline) / span)).collect();
         let locations = store.chunk_locations(&hits.iter().map(|(h, _)| h.key).collect::<Vec<_>>())?;
         Ok(hits
             .iter()
