@@ -270,7 +270,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         } else {
             None
         };
-        let embed_and_search = || -> Result<(Vec<f32>, Vec<(code_intel_vector::Hit, f32)>), SearchError> {
+        let embed_and_search = || -> Result<(Vec<f32>, crate::semantic::ForestCandidates), SearchError> {
             let qv = VectorSearch::embed_query(&side_encoder, query)?;
             let found = forest_plan.as_ref().map(|plan| side.forest_candidates(&side_encoder, &qv, candidates, plan)).unwrap_or_default();
             Ok((qv, found))

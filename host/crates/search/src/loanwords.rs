@@ -25,12 +25,10 @@
 //! assert!(english_words("カレーの作り方", &words).is_empty());
 //! ```
 
-/// Largest distance per letter of the English word for a match.
+/// Largest distance per letter of the English word for a match. Only the
+/// nearest word is taken (the shorter of equals: `schedule`, not
+/// `scheduler`); taking the next one too brought neighbours of the answer up.
 const MAX_DISTANCE: f32 = 0.12;
-/// Words within this distance of the best match are taken too (`scheduler`
-/// beside `schedule`), two at most.
-const TIE: f32 = 0.02;
-const TAKEN: usize = 1;
 /// Shortest romanised word tried (without long vowel marks): キー, バー and
 /// オン read like too many words.
 const MIN_ROMAJI: usize = 4;
@@ -59,7 +57,7 @@ pub fn english_words(query: &str, words: &[String]) -> Vec<String> {
     for run in runs {
         for part in run.split('・').filter(|p| !p.is_empty() && p.chars().count() <= MAX_KANA).take(MAX_WORDS) {
             if let Some((_, found)) = best(part, &candidates) {
-                found.iter().for_each(|w| push(w));
+                push(found);
                 continue;
             }
             if let Some((first, second)) = split(part, &candidates) {
@@ -93,22 +91,20 @@ fn katakana_runs(text: &str) -> Vec<&str> {
     runs
 }
 
-/// The best-matching words for one katakana word: (distance, up to two words).
-fn best<'a>(kana: &str, candidates: &[(&'a str, Vec<u8>)]) -> Option<(f32, Vec<&'a str>)> {
+/// The best-matching word for one katakana word, with its distance.
+fn best<'a>(kana: &str, candidates: &[(&'a str, Vec<u8>)]) -> Option<(f32, &'a str)> {
     let romaji = romaji(kana)?;
     if romaji.bytes().filter(|b| *b != b'-').count() < MIN_ROMAJI {
         return None;
     }
     let key = japanese_key(&romaji);
-    let mut scored: Vec<(f32, &str)> = candidates
+    let scored: Vec<(f32, &str)> = candidates
         .iter()
         .filter(|(_, e)| e.len().abs_diff(key.len()) <= (key.len() / 2).max(3))
         .filter_map(|(w, e)| score(&key, e).map(|d| (d, *w)))
         .filter(|(d, _)| *d <= MAX_DISTANCE)
         .collect();
-    scored.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.len().cmp(&b.1.len())).then_with(|| a.1.cmp(b.1)));
-    let top = scored.first()?.0;
-    Some((top, scored.iter().take_while(|(d, _)| *d <= top + TIE).take(TAKEN).map(|(_, w)| *w).collect()))
+    scored.into_iter().min_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.len().cmp(&b.1.len())).then_with(|| a.1.cmp(b.1)))
 }
 
 /// A compound read as two words (the pair with the least distance).
@@ -122,7 +118,7 @@ fn split<'a>(kana: &str, candidates: &[(&'a str, Vec<u8>)]) -> Option<(&'a str, 
         }
         let (Some((da, a)), Some((db, b))) = (best(&kana[..at], candidates), best(&kana[at..], candidates)) else { continue };
         if found.is_none_or(|(d, _, _)| da + db < d) {
-            found = Some((da + db, a[0], b[0]));
+            found = Some((da + db, a, b));
         }
     }
     found.map(|(_, a, b)| (a, b))

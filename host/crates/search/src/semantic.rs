@@ -207,6 +207,10 @@ pub struct ForestHit {
     pub ranking: f32,
 }
 
+/// The nearest chunks of a query with their similarity less hubness, best
+/// first ([`VectorSearch::forest_candidates`]).
+pub type ForestCandidates = Vec<(Hit, f32)>;
+
 /// What a forest search read from the store before the query was embedded
 /// ([`VectorSearch::prepare_forest`]).
 #[derive(Debug)]
@@ -714,7 +718,7 @@ impl VectorSearch {
     /// alone, no store (so it can run beside the keyword arm, which has the
     /// store). Empty when the collection is no longer the one prepared.
     #[must_use]
-    pub fn forest_candidates(&self, encoder: &Encoder, query: &[f32], k: usize, plan: &ForestPlan) -> Vec<(Hit, f32)> {
+    pub fn forest_candidates(&self, encoder: &Encoder, query: &[f32], k: usize, plan: &ForestPlan) -> ForestCandidates {
         let guard = self.loaded.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some(c) = guard.as_ref().filter(|c| c.key == plan.key && c.key == encoder.info().key.to_string()) else { return Vec::new() };
         let hits = c.forest.search(query, k.max(HUBNESS_CANDIDATES), plan.allowed.as_ref());
@@ -730,7 +734,7 @@ impl VectorSearch {
     ///
     /// # Errors
     /// SQLite errors.
-    pub fn forest_hits(&self, store: &Store, candidates: Vec<(Hit, f32)>, baseline: f32, k: usize) -> Result<Vec<ForestHit>, SearchError> {
+    pub fn forest_hits(&self, store: &Store, candidates: ForestCandidates, baseline: f32, k: usize) -> Result<Vec<ForestHit>, SearchError> {
         let span = (1.0 - baseline).max(f32::EPSILON);
         // Calibration keeps the order: it subtracts and divides by the same
         // positive numbers for every candidate.
