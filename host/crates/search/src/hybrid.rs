@@ -272,7 +272,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         };
         let embed_and_search = || -> Result<(Vec<f32>, crate::semantic::ForestCandidates), SearchError> {
             let qv = VectorSearch::embed_query(&side_encoder, query)?;
-            let found = forest_plan.as_ref().map(|plan| side.forest_candidates(&side_encoder, &qv, candidates, plan)).unwrap_or_default();
+            let found = forest_plan.as_ref().map(|plan| side.forest_candidates(&qv, candidates, plan)).unwrap_or_default();
             Ok((qv, found))
         };
         let (qv, forest_candidates) = if wants_lexical {
@@ -667,7 +667,7 @@ fn lexical_hits(store: &Store, query: &str, filters: &Filters, limit: usize) -> 
     // vocabulary (see [`crate::glossary`]) and those its katakana words
     // read as among the repository's names (see [`crate::loanwords`]).
     let mut terms: Vec<String> = crate::glossary::english_terms(query).into_iter().map(str::to_string).collect();
-    if query.chars().any(|c| matches!(c, '\u{30A1}'..='\u{30FA}')) {
+    if crate::loanwords::has_katakana(query) {
         for word in crate::loanwords::english_words(query, &store.name_words()?) {
             if !terms.contains(&word) {
                 terms.push(word);

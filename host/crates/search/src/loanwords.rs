@@ -69,9 +69,19 @@ pub fn english_words(query: &str, words: &[String]) -> Vec<String> {
     out
 }
 
+/// Whether `text` holds a katakana letter (what [`english_words`] reads).
+#[must_use]
+pub fn has_katakana(text: &str) -> bool {
+    text.chars().any(is_katakana_letter)
+}
+
+fn is_katakana_letter(c: char) -> bool {
+    matches!(c, '\u{30A1}'..='\u{30FA}')
+}
+
 /// Maximal runs of katakana (with ー and ・) in `text`.
 fn katakana_runs(text: &str) -> Vec<&str> {
-    let is_kana = |c: char| matches!(c, '\u{30A1}'..='\u{30FA}' | 'ー' | '・');
+    let is_kana = |c: char| is_katakana_letter(c) || matches!(c, 'ー' | '・');
     let mut runs = Vec::new();
     let mut start = None;
     // Bounded: what a request holds beyond that is not read.

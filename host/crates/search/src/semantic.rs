@@ -653,11 +653,12 @@ impl VectorSearch {
     pub fn baselines(&self, encoder: &Encoder, query: &[f32]) -> Result<Baselines, SearchError> {
         let anchors = self.anchor_vectors(encoder)?;
         let of = |vectors: &[Vec<f32>]| median(&vectors.iter().map(|v| code_intel_vector::dot(query, v)).collect::<Vec<_>>());
+        let votes = crate::topic::everyday_votes(query, &anchors.everyday, &anchors.software);
         Ok(Baselines {
             forest: of(&anchors.passages),
             map: of(&anchors.requests),
-            everyday: crate::topic::reads_as_everyday(query, &anchors.everyday, &anchors.software),
-            everyday_votes: crate::topic::everyday_votes(query, &anchors.everyday, &anchors.software),
+            everyday: votes >= crate::topic::EVERYDAY_VOTES,
+            everyday_votes: votes,
         })
     }
 
@@ -692,7 +693,7 @@ impl VectorSearch {
         filters: &Filters,
     ) -> Result<Vec<ForestHit>, SearchError> {
         let Some(plan) = self.prepare_forest(store, encoder, filters)? else { return Ok(Vec::new()) };
-        let candidates = self.forest_candidates(encoder, query, k, &plan);
+        let candidates = self.forest_candidates(query, k, &plan);
         self.forest_hits(store, candidates, baseline, k)
     }
 
@@ -718,9 +719,9 @@ impl VectorSearch {
     /// alone, no store (so it can run beside the keyword arm, which has the
     /// store). Empty when the collection is no longer the one prepared.
     #[must_use]
-    pub fn forest_candidates(&self, encoder: &Encoder, query: &[f32], k: usize, plan: &ForestPlan) -> ForestCandidates {
+    pub fn forest_candidates(&self, query: &[f32], k: usize, plan: &ForestPlan) -> ForestCandidates {
         let guard = self.loaded.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(c) = guard.as_ref().filter(|c| c.key == plan.key && c.key == encoder.info().key.to_string()) else { return Vec::new() };
+        let Some(c) = guard.as_ref().filter(|c| c.key == plan.key) else { return Vec::new() };
         let hits = c.forest.search(query, k.max(HUBNESS_CANDIDATES), plan.allowed.as_ref());
         let adjusted = c.forest.hubness_adjusted(&hits);
         let mut ranked: Vec<(Hit, f32)> = hits.into_iter().zip(adjusted).collect();
