@@ -306,7 +306,8 @@ def evaluate(binary: str, repo: Path, requests: list[dict], modes: list[str], jo
         answers = list(pool.map(lambda rm: ask(binary, repo, rm[0]["query"], rm[1], env), pairs))
     out: dict[str, list] = defaultdict(list)
     for (r, m), resp in zip(pairs, answers):
-        out[m].append({"id": r["id"], "lang": r["lang"], **score(r, ranked_files(resp), hits_of(resp))})
+        out[m].append({"id": r["id"], "lang": r["lang"], "refused": bool(resp.get("no_confident_match")),
+                       **score(r, ranked_files(resp), hits_of(resp))})
     return out
 
 
@@ -381,7 +382,8 @@ def main() -> None:
             s = score(r, ranked_files(resp, own), hits_of(resp, own))
             per[(m, repo["name"], r["lang"])].append(s)
             ms = (resp.get("shared") or {}).get("query_ms") if m == SHARED else resp.get("query_ms")
-            results["requests"].append({"id": r["id"], "mode": m, **s, "files": ranked_files(resp, own)[:TOP], "query_ms": ms})
+            results["requests"].append({"id": r["id"], "mode": m, **s, "files": ranked_files(resp, own)[:TOP], "query_ms": ms,
+                                        "refused": bool(resp.get("no_confident_match"))})
         for r in requests:
             files = bm25.search(r["query"])
             s = score(r, files, None)
@@ -412,6 +414,9 @@ def main() -> None:
     if results["offtopic"]:
         refused = sum(o["refused"] for o in results["offtopic"])
         out.append(f"Off-topic requests refused (no confident match): {refused} of {len(results['offtopic'])}\n")
+    for mode in modes:
+        real = [x["id"] for x in results["requests"] if x["mode"] == mode and x.get("refused")]
+        out.append(f"Real requests refused in {mode} mode: {len(real)}{' (' + ', '.join(real) + ')' if real else ''}\n")
     for name, r in results["repos"].items():
         idx = r["index"]
         out.append(f"- {name}: index {idx.get('seconds', '-')} s, {idx.get('files', idx.get('files_indexed', '-'))} files; baseline reads {r['baseline_files']} files")

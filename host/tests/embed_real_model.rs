@@ -104,6 +104,39 @@ fn gibberish_and_unrelated_questions_are_not_confident() {
 }
 
 #[test]
+fn bug_reports_in_words_the_repository_does_not_use_are_answered() {
+    let Some(model_dir) = embed_support::real_model_dir("bug_reports_in_words_the_repository_does_not_use_are_answered") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let encoder = load(&model_dir);
+    for word in ["customer", "shipping", "password"] {
+        assert_eq!(encoder.is_whole_word(word), Some(true), "{word}");
+    }
+    for nonword in ["qwxz", "zzkv", "asdfgh", "##ing"] {
+        assert_eq!(encoder.is_whole_word(nonword), Some(false), "{nonword}");
+    }
+    let mut store = index_fixture(&tmp.path().join("index.db"));
+    embed_pending(&mut store, &encoder, &|_| {}, None).unwrap();
+    let vectors = VectorSearch::new(ModelHandle::ready(Arc::clone(&encoder)), None);
+    // Most of these words are in no file of this small project ("coupon",
+    // "applying", "guessing", "warehouse"), yet they are words: the
+    // requests are judged by meaning, not refused as gibberish.
+    for (query, file) in [
+        ("A customer whose cart was over the free-shipping amount still got charged shipping after applying a coupon.", "app/orders/pricing.py"),
+        ("Lock an account for 15 minutes after five wrong password attempts in a row; right now people can keep guessing forever.", "app/auth/session.py"),
+        ("What happens if someone orders more units of an item than the warehouse has left?", "app/inventory/stock.py"),
+    ] {
+        for mode in [Mode::Semantic, Mode::Hybrid] {
+            let mut request = SearchRequest::new(query);
+            request.mode = Some(mode);
+            let res = search(&store, Some(&vectors), &request).unwrap();
+            assert!(!res.no_confident_match, "{mode:?} {query:?}: {:?}", res.message);
+            let rank = res.hits.iter().position(|h| h.file == file);
+            assert!(rank.is_some_and(|r| r <= 1), "{mode:?} {query:?}: {file} at {rank:?}: {:#?}", res.hits);
+        }
+    }
+}
+
+#[test]
 fn everyday_questions_are_refused_unless_the_repository_speaks_them() {
     let Some(model_dir) = embed_support::real_model_dir("everyday_questions_are_refused_unless_the_repository_speaks_them") else { return };
     let tmp = tempfile::tempdir().unwrap();

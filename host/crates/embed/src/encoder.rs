@@ -571,6 +571,29 @@ impl Encoder {
         Ok(self.tokenize(&[text], role)?.first().map_or(0, Vec::len))
     }
 
+    /// Whether the model's vocabulary holds `word` (lower-cased) as a whole
+    /// word: a word-start piece of a SentencePiece vocabulary (`▁word`, e5's
+    /// XLM-R), or a WordPiece entry that is not a continuation (`word`, not
+    /// `##word`; BERT's). A vocabulary of 30,000 pieces or more holds the
+    /// common words of the languages it was trained on and few strings that
+    /// are no word at all (`qwxz`, `asdfgh`). `None` for a remote encoder,
+    /// which has no local vocabulary.
+    #[must_use]
+    pub fn is_whole_word(&self, word: &str) -> Option<bool> {
+        let Backend::Local(local) = &self.backend else {
+            return None;
+        };
+        let word = word.to_lowercase();
+        if word.is_empty() || word.starts_with("##") {
+            return Some(false);
+        }
+        let tokenizer = &local.tokenizer;
+        if tokenizer.token_to_id("▁").is_some() {
+            return Some(tokenizer.token_to_id(&format!("▁{word}")).is_some());
+        }
+        Some(tokenizer.token_to_id(&word).is_some())
+    }
+
     /// The token ids each text is embedded as (its prompt, the model's
     /// special tokens, truncated to the window), for checks and tools.
     ///

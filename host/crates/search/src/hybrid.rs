@@ -29,8 +29,9 @@
 //! more software words ([`crate::glossary`]) found by keyword, or (hybrid)
 //! two thirds of its words, three at least, occur in the index and the
 //! keywords found something; and not when
-//! no chunk is close in meaning while most of its words occur nowhere in
-//! the index (gibberish), or a CJK request has no word that is software
+//! most of its words occur nowhere in the index and are no words of a
+//! language either (gibberish: hashes, keyboard mashing; the vocabulary of
+//! the model that embedded the request says what is a word), or a CJK request has no word that is software
 //! vocabulary (everyday words such as 時間 "time" aside) or in the index
 //! (off-topic: weather, recipes, train timetables). Otherwise the
 //! answer is "no confident match" and no hits, rather than random code.
@@ -247,6 +248,9 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     // The request reads as everyday talk, not about software (judged by
     // meaning when there is a model, see `crate::topic`).
     let mut everyday = false;
+    // The vocabulary of the model that embedded the request tells a word of
+    // a language the repository does not use from no word at all.
+    let mut dictionary: Option<Arc<code_intel_embed::Encoder>> = None;
     // The lexical arm, when the mode has one: in hybrid mode it runs on this
     // thread while the query is embedded on another (the store stays here).
     let wants_lexical = mode != Mode::Semantic && request.collection != Collection::Map;
@@ -289,6 +293,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         };
         let baselines = side.baselines(&side_encoder, &qv)?;
         everyday = baselines.everyday;
+        dictionary = Some(Arc::clone(&side_encoder));
         // The English model judges the topic less surely than the main
         // model: when it leans to everyday talk without saying so, the main
         // model is asked too (either verdict of everyday talk stands).
@@ -356,15 +361,15 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     // Confidence is judged for the query, not per hit: once some hit is
     // confident (or a Japanese request names enough software vocabulary
     // found by keyword), every hit takes part in the file ranking, where weak
-    // evidence ranks low. Unknown words with only marginal similarity are
-    // gibberish (hashes, keyboard mashing) whatever the vectors say.
+    // evidence ranks low. Unknown strings that are no words are gibberish
+    // (hashes, keyboard mashing) whatever the vectors say.
     let best_vector = hits.iter().filter_map(|h| h.vector_score).fold(0.0f32, f32::max);
     // A chunk holding every word settles that the words are known: no
     // probes then (one full-text lookup per word). Vector similarity never
     // settles it: a hash or keyboard mashing can come as close to some
     // chunk as a real request (see `crate::topic`).
     let every_word = hits.iter().any(|h| h.every_word);
-    let vocabulary = if mode != Mode::Lexical && !every_word { Some(vocabulary(store, query)?) } else { None };
+    let vocabulary = if mode != Mode::Lexical && !every_word { Some(vocabulary(store, query, dictionary.as_deref())?) } else { None };
     let gibberish = vocabulary.as_ref().is_some_and(Vocabulary::off_topic);
     let found_by_keyword = hits.iter().any(|h| h.keyword_score.is_some());
     let glossary_confident = mode != Mode::Semantic && crate::glossary::matched_terms(query) >= 2 && found_by_keyword;
@@ -402,7 +407,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         response.message = Some(match best {
             _ if everyday => "no confident match: the request reads as everyday language rather than about software, and this repository does not use its words; say it in the code's terms, name an identifier, or use search_text".to_string(),
             _ if gibberish => format!(
-                "no confident match: the query's words are (mostly) unknown to this repository and no chunk is close in meaning (best {best_vector:.2}); try other words, an identifier, or search_text"
+                "no confident match: most of the query's words are unknown to this repository and are no words the model knows either (best similarity {best_vector:.2}); check the spelling, or try other words, an identifier, or search_text"
             ),
             Some(s) => format!(
                 "no confident match: the closest chunk scored {s:.2}, below the confidence floor {VECTOR_CONFIDENCE_FLOOR}; try other words or search_text"
@@ -482,6 +487,10 @@ const FAMILIAR_WORDS: usize = 3;
 struct Vocabulary {
     /// Plain ASCII words found nowhere in the index.
     unknown: usize,
+    /// Of the [`Vocabulary::unknown`] words, those that are no word of a
+    /// language either ([`is_word`]): all of them when there is no
+    /// dictionary to ask.
+    nonwords: usize,
     /// Plain ASCII words, plus Japanese software vocabulary ([`crate::glossary`]).
     total: usize,
     /// The query holds CJK text.
@@ -505,8 +514,14 @@ impl Vocabulary {
     /// Most words unknown; or a CJK request none of whose words the index or
     /// the software vocabulary knows, everyday words aside (Japanese words
     /// are rarely in English code, so one known word is enough there).
+    ///
+    /// Unknown words that are words of a language ("coupon", "warehouse")
+    /// do not make a request gibberish: a small repository does not use
+    /// most of the words of a real bug report. Such a request is judged
+    /// like any other, by meaning and by topic.
     fn off_topic(&self) -> bool {
-        (self.total > 0 && self.unknown * 2 > self.total) || (self.cjk && self.known <= self.everyday)
+        (self.total > 0 && self.unknown * 2 > self.total && self.nonwords * 2 > self.unknown)
+            || (self.cjk && self.known <= self.everyday)
     }
 
     /// At least [`FAMILIAR_WORDS`] words, and two thirds of them, known to
@@ -534,7 +549,7 @@ impl Vocabulary {
 /// by their stem; Japanese software vocabulary ([`crate::glossary`]) counts
 /// as known; other CJK words (two or more characters) are known when the
 /// index has them.
-fn vocabulary(store: &Store, query: &str) -> Result<Vocabulary, SearchError> {
+fn vocabulary(store: &Store, query: &str, dictionary: Option<&code_intel_embed::Encoder>) -> Result<Vocabulary, SearchError> {
     use code_intel_store::tokenize::{MAX_QUERY_WORDS, has_cjk, is_stopword, match_expression};
     let words: Vec<&str> = query
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -554,6 +569,7 @@ fn vocabulary(store: &Store, query: &str) -> Result<Vocabulary, SearchError> {
             vocabulary.known += 1;
         } else {
             vocabulary.unknown += 1;
+            vocabulary.nonwords += usize::from(!dictionary.is_some_and(|d| is_word(d, word)));
         }
         if !COMMON_WORDS.contains(&word.to_ascii_lowercase().as_str()) {
             vocabulary.content += 1;
@@ -576,6 +592,53 @@ fn vocabulary(store: &Store, query: &str) -> Result<Vocabulary, SearchError> {
     }
     Ok(vocabulary)
 }
+
+/// Is `word` a word of a language the model was trained on: in its
+/// vocabulary as a whole word ([`code_intel_embed::Encoder::is_whole_word`]),
+/// itself or with an English inflection taken off (`attempts`, `charged`,
+/// `guessing`, `damaging`, `stopped`, `replies`). Keyboard mashing, hashes
+/// and made-up words are not.
+fn is_word(dictionary: &code_intel_embed::Encoder, word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    if !lower.bytes().all(|b| b.is_ascii_lowercase()) || FILLER.contains(&lower.as_str()) {
+        return false;
+    }
+    let known = |w: &str| w.len() >= 3 && dictionary.is_whole_word(w) == Some(true);
+    if known(&lower) {
+        return true;
+    }
+    for (suffix, replacements) in INFLECTIONS {
+        if let Some(stem) = lower.strip_suffix(suffix) {
+            if replacements.iter().any(|r| known(&format!("{stem}{r}"))) {
+                return true;
+            }
+            // A doubled final consonant: `stopped`, `running`.
+            let b = stem.as_bytes();
+            if b.len() >= 3 && b[b.len() - 1] == b[b.len() - 2] && known(&stem[..stem.len() - 1]) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Placeholder text ("lorem ipsum dolor sit amet"), which a multilingual
+/// vocabulary holds as words: in a request, and nowhere in the repository,
+/// it asks for nothing.
+const FILLER: &[&str] = &["lorem", "ipsum", "dolor", "amet", "consectetur", "adipiscing", "elit", "eiusmod", "tempor", "incididunt"];
+
+/// English inflections and what may stand in their place on the stem.
+const INFLECTIONS: &[(&str, &[&str])] = &[
+    ("ies", &["y"]),
+    ("es", &["", "e"]),
+    ("s", &[""]),
+    ("ied", &["y"]),
+    ("ed", &["", "e"]),
+    ("ing", &["", "e"]),
+    ("ly", &[""]),
+    ("er", &["", "e"]),
+    ("ers", &["", "e"]),
+];
 
 /// Content words a request shares with the index ([`Vocabulary`]) at
 /// most checked in pairs: 28 pairs of one full-text lookup each.
@@ -864,9 +927,13 @@ mod tests {
 
     #[test]
     fn vocabulary_judges_requests_by_their_words() {
-        let v = |unknown, total, cjk, known| Vocabulary { unknown, total, cjk, known, ..Vocabulary::default() };
-        // "qwxz zzkv plorf": nothing known.
+        let v = |unknown, total, cjk, known| Vocabulary { unknown, nonwords: unknown, total, cjk, known, ..Vocabulary::default() };
+        // "qwxz zzkv plorf": nothing known, no word.
         assert!(v(3, 3, false, 0).off_topic() && !v(3, 3, false, 0).familiar());
+        // "a customer whose cart got charged shipping after a coupon" to a
+        // small project: 4 of 6 unknown, but words of English.
+        let words = Vocabulary { unknown: 4, nonwords: 1, total: 6, ..Vocabulary::default() };
+        assert!(!words.off_topic() && !words.familiar());
         // "how do I repot an orchid without damaging the roots": 3 of 5 known.
         assert!(!v(2, 5, false, 3).off_topic() && !v(2, 5, false, 3).familiar());
         // A bug report in the code's words: 11 of 13 known.
