@@ -293,7 +293,8 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         };
         let baselines = side.baselines(&side_encoder, &qv)?;
         everyday = baselines.everyday;
-        dictionary = Some(Arc::clone(&side_encoder));
+        // A remote encoder has no vocabulary here: then the other model's.
+        dictionary = [&side_encoder, encoder].into_iter().find(|e| e.is_whole_word("the").is_some()).map(Arc::clone);
         // The English model judges the topic less surely than the main
         // model: when it leans to everyday talk without saying so, the main
         // model is asked too (either verdict of everyday talk stands).
