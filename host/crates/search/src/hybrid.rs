@@ -31,7 +31,8 @@
 //! keywords found something; and not when
 //! most of its words occur nowhere in the index and are no words of a
 //! language either (gibberish: hashes, keyboard mashing; the vocabulary of
-//! the model that embedded the request says what is a word), or a CJK request has no word that is software
+//! the model that embedded the request says what is a word), or a CJK
+//! request has no word that is software
 //! vocabulary (everyday words such as 時間 "time" aside) or in the index
 //! (off-topic: weather, recipes, train timetables). Otherwise the
 //! answer is "no confident match" and no hits, rather than random code.
