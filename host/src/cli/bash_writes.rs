@@ -7,7 +7,8 @@
 //! `dd of=`, `git checkout -- FILE`, ...) and reports as *unprovable* every
 //! command it cannot prove read-only (an interpreter running a script or
 //! inline code, except `python -c` and `node -e|-p` code that provably
-//! writes nothing (`bash_writes/inline_code.rs`),
+//! writes nothing (`bash_writes/inline_code.rs`) and `perl -e` code that
+//! provably writes nothing but the files `-i` names (`bash_writes/perl_code.rs`),
 //! `patch`, `git apply`, a command it does not know, a target behind a
 //! variable or a glob, ...). `npx`/`bunx`/`pnpm exec`/`yarn dlx` are judged
 //! by the command they run. The gate then allows a command only when it is
@@ -23,6 +24,7 @@
 use std::path::{Component, Path, PathBuf};
 
 mod inline_code;
+mod perl_code;
 
 /// A file a command writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1104,12 +1106,34 @@ impl Walker {
                 return;
             }
         }
+        if name == "perl" {
+            if let Some(run) = perl_code::perl_run(words) {
+                let checked = run.and_then(|run| match self.loader_variable(&["PERL", "LD_"]) {
+                    Some(var) => Err(format!("{var} is set for it, which changes what Perl loads")),
+                    None => Ok(run),
+                });
+                match checked {
+                    Ok(run) => {
+                        for file in run.in_place {
+                            self.target(file, "perl -i");
+                            if !run.backup_suffix.is_empty() {
+                                self.target_text(&format!("{}{}", file.text, run.backup_suffix), "perl -i (backup)");
+                            }
+                        }
+                    }
+                    Err(why) => self.unprovable(format!(
+                        "`perl -e`: {why}; to read text use grep, rg, sed -n or awk, to edit a file use Edit/Write"
+                    )),
+                }
+                return;
+            }
+        }
         let inline = args.iter().any(|a| matches!(*a, "-c" | "-e" | "-E" | "-r" | "--eval" | "-p" | "-pe" | "-ne" | "-i" | "-pi" | "-n" | "-lne" | "-lane"));
-        if inline && matches!(name, "perl" | "ruby") {
-            self.unprovable(format!(
-                "`{name}` runs inline code the write gate does not read (it reads only python -c and node -e|-p code); \
-                 to read text use grep, rg, sed -n or awk"
-            ));
+        if inline && name == "ruby" {
+            self.unprovable(
+                "`ruby` runs inline code the write gate does not read (it reads only python -c, node -e|-p and perl -e code); \
+                 to read text use grep, rg, sed -n or awk",
+            );
             return;
         }
         let how = if inline { "inline code" } else { "a script" };
@@ -1962,7 +1986,7 @@ mod tests {
         for cmd in [
             "python -c 'open(\"a.py\", \"w\").write(\"x\")'",
             "python3 script.py",
-            "perl -pi -e 's/a/b/' a.py",
+            "perl -pi -e 's/a/b/;unlink q(b.py)' a.py",
             "node -e 'require(\"fs\").writeFileSync(\"a.js\", \"\")'",
             "ruby -e 'File.write(\"a\", 1)'",
             "patch -p1 < fix.diff",
@@ -2220,7 +2244,7 @@ mod tests {
             "node -e \"$CODE\"",
             "node evil.js",
             "node -e",
-            "perl -ne 'print if /x/' a.txt",
+            "perl -ne 'print if /x/' *.txt",
             "ruby -e 'puts 1'",
         ] {
             let a = at(cmd);
@@ -2256,5 +2280,106 @@ mod tests {
         unprovable("apply_patch <<'EOF'\nnot a patch\nEOF");
         // The body of a here-document fed to another command is no patch.
         read_only(&format!("cat <<'EOF'\n{patch}\nEOF"));
+    }
+
+    /// Perl one-liners that only read pass; `-i` writes the files it names
+    /// (and their backups); everything the gate cannot follow is refused.
+    #[test]
+    fn perl_one_liners_are_read() {
+        for cmd in [
+            "perl -ne 'print if /TODO/' src/a.py",
+            "perl -lne 'print $1 if /foo(\\d+)/' a.txt",
+            "perl -ne 'print \"$.: $_\" if /x$|y/' a.txt b.txt",
+            "perl -pe 's/User/Person/g' app/models.py",
+            "perl -pe 's{foo}{bar}gi; tr/a-z/A-Z/' a.txt",
+            "perl -e 'print \"hello\\n\"'",
+            "perl -lane 'print $F[1]' a.txt",
+            "perl -F, -lane 'print $F[0] if $F[2] > 10' a.csv",
+            "perl -0777 -ne 'print \"$1\\n\" while /class (\\w+)/g' a.py",
+            "perl -nle 'print if /start/ .. /end/' a.txt",
+            "perl -ne '$n++ if /x/; END { print $n + 0, \"\\n\" }' a.txt",
+            "perl -lne '$c++ }{ print $c' a.txt",
+            "perl -E 'say for 1..3'",
+            "git log --oneline | perl -ne 'print unless /^#/'",
+            "perl -ne 'print if $. <= 10 and not /^\\s*$/' a.txt",
+            "perl -le 'print join(\",\", map { $_ * 2 } grep { $_ % 2 } 1..9)'",
+            "perl -ne 'my @w = split /\\s+/; print scalar(@w), \"\\n\"' a.txt",
+            "perl -lne 'print lc' a.txt",
+            "perl -ne 'print for sort { $a <=> $b } <>' a.txt",
+            "perl -pe '' a.txt",
+            "perl -ne 'next LINE unless /x/; print' a.txt -",
+            "perl -e 'print q(a b), qq{c $x d}, \"\\n\"'",
+        ] {
+            read_only(cmd);
+        }
+        assert_eq!(targets("perl -pi -e 's/User/Person/' app/models.py"), ["/repo/app/models.py"]);
+        assert_eq!(targets("perl -pe 's/a/b/' -i a.py"), ["/repo/a.py"]);
+        assert_eq!(targets("perl -i -ne 'print unless /debug/' a.py"), ["/repo/a.py"]);
+        assert_eq!(targets("cd src && perl -i.bak -pe 's/a/b/' a.py b.py"), [
+            "/repo/src/a.py",
+            "/repo/src/a.py.bak",
+            "/repo/src/b.py",
+            "/repo/src/b.py.bak"
+        ]);
+        for cmd in [
+            // Writes, commands and code the gate does not read.
+            "perl -e 'unlink \"a.py\"'",
+            "perl -e 'open(my $f, \">\", \"a.py\"); print $f 1'",
+            "perl -e 'system(\"rm a.py\")'",
+            "perl -e 'exec \"rm\", \"a.py\"'",
+            "perl -e 'rename \"a.py\", \"b.py\"'",
+            "perl -e 'print `rm a.py`'",
+            "perl -e 'print qx(rm a.py)'",
+            "perl -e 'eval q(unlink 1)'",
+            "perl -e 'do \"evil.pl\"'",
+            "perl -e 'require \"evil.pl\"'",
+            "perl -e 'CORE::unlink(\"a.py\")'",
+            "perl -e '&{\"CORE::unlink\"}(\"a.py\")'",
+            "perl -e '$f = \"CORE::unlink\"; $f->(\"a.py\")'",
+            "perl -e '*{\"main::x\"} = 1'",
+            "perl -e 'my @s = sort $name 1, 2'",
+            "perl -pe 's/x/unlink(q(a.py))/e' a.txt",
+            "perl -pe 's/x/$y/ee' a.txt",
+            "perl -ne 'print if /(?{ unlink q(a.py) })/' a.txt",
+            "perl -e 'print \"@{[ unlink q(a.py) ]}\"'",
+            "perl -e 'print \"${\\ unlink q(a.py)}\"'",
+            "perl -e 'print \"$x[unlink q(a.py)]\"'",
+            "perl -e 'print \"$ {\\ unlink q(a.py)}\"'",
+            // In-place editing switched on from the code, or files named in it.
+            "perl -pe 'BEGIN { $^I = q() }' a.py",
+            "perl -e '@ARGV = (\"rm a.py|\"); print while <>'",
+            "perl -e 'push @ARGV, \">a.py\"; print while <>'",
+            "perl -e '$ARGV[0] = \">a.py\"; print while <>'",
+            "perl -e '${\"ARGV\"}[0] = 1'",
+            // `<>` opens its files with two-argument open.
+            "perl -ne 'print' 'rm -rf src|'",
+            "perl -ne 'print' '>a.py'",
+            "perl -pe 1 ' >a.py'",
+            "perl -ne 'print' *.py",
+            "perl -ne 'print' \"$FILE\"",
+            // Where Perl guesses, so could split the code otherwise.
+            "perl -e 'print $fh /x/'",
+            "perl -e \"do {1} /'/; unlink(1); /'/\"",
+            "perl -e 'say /1;unlink(q(a.py));1/1'",
+            "perl -e 'print 1 # a comment'",
+            "perl -e 'print <*.py>'",
+            "perl -e 'print <<EOF\nx\nEOF'",
+            "perl -e 'print -s \"a.py\"'",
+            "perl -e 'print q (a)'",
+            // Options that load or run other code.
+            "perl -MPOSIX -e 'print 1'",
+            "perl -Ilib -e 'print 1'",
+            "perl -d -e 1",
+            "perl -x script.pl",
+            "perl script.pl",
+            "perl -F'/x/);unlink(q(a));(/' -ane 'print'",
+            "perl -e \"print $x\"",
+            "perl -e",
+            "PERL5OPT=-Mevil perl -e 'print 1'",
+            "export PERL5LIB=.; perl -e 'print 1'",
+            "perl -i'orig/*' -pe 1 a.py",
+        ] {
+            unprovable(cmd);
+        }
     }
 }
