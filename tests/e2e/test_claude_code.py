@@ -230,7 +230,10 @@ BASH_WRITES = [
     "node -e \"require('fs').writeFileSync('app/by_node.js', 'x')\"",
     "cd app && echo 'moved = True' > cd_then_write.py",
 ]
-READ_ONLY_BASH = "ls app && git status --short && grep -n UserService app/services.py | head -3"
+READ_ONLY_BASH = (
+    "ls app && git status --short && grep -n UserService app/services.py | head -3"
+    " && perl -ne 'print \"$.: $_\" if /def (rename|greeting)/' app/services.py"
+)
 
 
 def blocked_script(step: int, done: list[dict]):
@@ -284,6 +287,7 @@ def ready_script(step: int, done: list[dict]):
         return [
             ("Edit", {"file_path": "{repo}/app/services.py", "old_string": "Rename a user and save the change.", "new_string": "Rename a user and save it."}),
             ("Bash", {"command": "sed -i 's/Operations on users./Operations on users (edited)./' app/services.py", "description": "edit"}),
+            ("Bash", {"command": "perl -pi -e 's/\"Hello, \"/\"Hi, \"/' app/services.py", "description": "edit"}),
             ("Write", {"file_path": "{repo}/app/new_module.py", "content": "NEW = 1\n"}),
             ("Write", {"file_path": "{repo}/lib/Billing/Invoice.php", "content": "<?php // overwritten\n"}),
         ]
@@ -478,6 +482,7 @@ def test_writes_outside_a_ready_session_are_blocked(world):
     assert "IMPLEMENT or MODIFY" in python, python
     look = next(r for r in results if r["name"] == "Bash" and r["input"]["command"] == READ_ONLY_BASH)
     assert look["is_error"] is False and "services.py" in look["result"], look
+    assert "12:     def rename" in look["result"], look
     assert snapshot(repo) == before, "a blocked write changed the repository"
 
 
@@ -504,12 +509,13 @@ def test_a_ready_session_allows_edits_of_explored_files(world):
     understanding = next(r for r in mcp_calls if r["name"].endswith("submit_understanding"))["result"]
     assert "READY" in understanding, understanding
     edits = [r for r in results if r["step"] == 6]
-    assert len(edits) == 4, f"the run stopped early: {results}\n{out.stdout}{out.stderr}"
-    legit, unexplored = edits[:3], edits[3]
+    assert len(edits) == 5, f"the run stopped early: {results}\n{out.stdout}{out.stderr}"
+    legit, unexplored = edits[:4], edits[4]
     refused = [r for r in legit if r["is_error"] is not False]
     assert not refused, f"legitimate READY edits refused: {refused}"
     text = (repo / "app" / "services.py").read_text()
     assert "Rename a user and save it." in text and "Operations on users (edited)." in text, text
+    assert 'return "Hi, " + user.display_name()' in text, text
     assert (repo / "app" / "new_module.py").read_text() == "NEW = 1\n"
     assert unexplored["is_error"] is True and "code-intel" in unexplored["result"], unexplored
     assert (repo / "lib" / "Billing" / "Invoice.php").read_bytes() == invoice
