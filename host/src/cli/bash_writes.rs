@@ -2307,6 +2307,8 @@ mod tests {
             "perl -lne 'print lc' a.txt",
             "perl -ne 'print for sort { $a <=> $b } <>' a.txt",
             "perl -pe '' a.txt",
+            "perl -ne 'print grep { /x/ } @ARGV2' a.txt",
+            "perl -le 'print for map { $_ * 2 } 1..3'",
             "perl -ne 'next LINE unless /x/; print' a.txt -",
             "perl -e 'print q(a b), qq{c $x d}, \"\\n\"'",
         ] {

@@ -242,14 +242,16 @@ pub(super) fn perl_code_is_read_only(code: &str, say: bool, loop_wrapped: bool) 
         let was_print = std::mem::take(&mut after_print);
         let was_block_word = std::mem::take(&mut block_word);
         let word_before = if ch == '(' { last_word.clone() } else { std::mem::take(&mut last_word) };
+        // A term where an operator belongs is a syntax error to Perl, unless
+        // Perl splits the code otherwise than the gate: refused either way.
+        if expect == Expect::Operator && (ch.is_ascii_digit() || matches!(ch, '$' | '@' | '\'' | '"')) {
+            return Err(format!("it holds `{ch}` where the gate expects an operator (Perl may read the code otherwise)"));
+        }
         match ch {
             '#' => return Err("it holds a comment (`#`), past which the gate does not read".into()),
             '`' => return Err("backticks run a command".into()),
             '\\' => return Err("it takes a reference (`\\`), which the gate does not follow".into()),
             '$' | '@' => {
-                if ch == '@' && expect == Expect::Unknown {
-                    return Err(ambiguous('@'));
-                }
                 let (name, end) = variable(&c, i)?;
                 i = end;
                 let subscript = matches!(next_significant(&c, i), Some('[' | '{'));
@@ -385,6 +387,12 @@ pub(super) fn perl_code_is_read_only(code: &str, say: bool, loop_wrapped: bool) 
                     expect = Expect::Operator;
                     continue;
                 }
+                if expect == Expect::Operator
+                    && !PERL_WORD_OPERATORS.contains(&word.as_str())
+                    && !matches!(word.as_str(), "if" | "unless" | "while" | "until" | "for" | "foreach" | "and" | "or" | "xor")
+                {
+                    return Err(format!("it holds `{word}` where the gate expects an operator (Perl may read the code otherwise)"));
+                }
                 if PERL_WORD_OPERATORS.contains(&word.as_str()) {
                     if expect != Expect::Operator {
                         return Err(ambiguous_word(&word));
@@ -429,7 +437,9 @@ pub(super) fn perl_code_is_read_only(code: &str, say: bool, loop_wrapped: bool) 
                 } else {
                     after_print = matches!(word.as_str(), "print" | "printf" | "say" | "sort");
                     last_word.clone_from(&word);
-                    block_word = matches!(word.as_str(), "map" | "grep" | "sort" | "BEGIN" | "END" | "else");
+                    // After `map {`/`grep {` Perl guesses between a block and an
+                    // anonymous hash, so what follows their `}` is unclear.
+                    block_word = matches!(word.as_str(), "sort" | "BEGIN" | "END" | "else");
                     expect = Expect::Term;
                 }
             }
@@ -713,7 +723,7 @@ mod tests {
             assert!(refused(code).contains("guesses"), "{code}: {}", refused(code));
         }
         // Where Perl does not guess, both readings are taken as Perl takes them.
-        for code in ["print $x[0] / 2", "print /x/ ? 1 : 0", "if ($x) { } /x/ and print", "map { $_ } /x/", "print STDERR /x/", "$x = $y / 2 / 4"] {
+        for code in ["print $x[0] / 2", "print /x/ ? 1 : 0", "if ($x) { } /x/ and print", "sort { $a <=> $b } /x/", "print STDERR /x/", "$x = $y / 2 / 4"] {
             assert_eq!(perl_code_is_read_only(code, false, true), Ok(()), "{code}");
         }
         // `=/` is `=` and a pattern: the pattern's text is no operator.
@@ -743,6 +753,10 @@ mod tests {
             "STDERR $x",
             "print 1; LINE",
             "::eof $x",
+            "map {$_,1} / 1, unlink(9), 1 /i",
+            "print /x/ 1",
+            "$x $y",
+            "$x print",
         ] {
             refused(code);
         }
