@@ -414,6 +414,14 @@ pub(super) fn perl_code_is_read_only(code: &str, say: bool, loop_wrapped: bool) 
                 let next = next_significant(&c, i);
                 match word.as_str() {
                     "do" if next != Some('{') => return Err("`do FILE` runs a file".into()),
+                    // Not followed by a block they are calls of subroutines by those names.
+                    "BEGIN" | "END" => {
+                        let start = i - word.len();
+                        let before = c[..start].iter().rev().copied().find(|c| !c.is_whitespace());
+                        if next != Some('{') || !matches!(before, None | Some(';' | '}')) {
+                            return Err(format!("`{word}` other than as a block of its own (Perl calls a subroutine of that name)"));
+                        }
+                    }
                     "sort" => {
                         let after_paren = c[i..].iter().filter(|c| !c.is_whitespace()).nth(usize::from(next == Some('(')));
                         if matches!(after_paren, Some('$' | '&')) {
@@ -753,6 +761,8 @@ mod tests {
             "STDERR $x",
             "print 1; LINE",
             "::eof $x",
+            "- END $h",
+            "%h/ END { print 1 }",
             "map {$_,1} / 1, unlink(9), 1 /i",
             "print /x/ 1",
             "$x $y",
