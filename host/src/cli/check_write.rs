@@ -261,21 +261,31 @@ fn gate(root: &Path, tool: &str, writes: Vec<Write>) -> Verdict {
     for w in writes {
         // Resolve the file (or, for a new file, its nearest existing parent)
         // so symlinks and `..` cannot smuggle a path in or out.
-        let absolute = canonical_or_parent(&w.path);
-        if root.starts_with(&absolute) && absolute != root {
-            return Verdict::Blocked(format!(
-                "code-intel: {tool} blocked: {} writes {}, a directory that holds the repository",
-                w.by,
-                absolute.display()
-            ));
-        }
-        if let Ok(relative) = absolute.strip_prefix(root) {
-            let relative = relative.to_string_lossy().replace('\\', "/");
-            if relative.is_empty() {
-                return Verdict::Blocked(format!("code-intel: {tool} blocked: {} writes the repository root itself", w.by));
+        let mut candidates = vec![canonical_or_parent(&w.path)];
+        // A link in the repository to a file outside it is a file of the
+        // repository too: `rm`, `mv`, `sed -i` and `perl -i` remove or
+        // replace the link itself.
+        if !candidates[0].starts_with(root) && std::fs::symlink_metadata(&w.path).is_ok_and(|m| m.file_type().is_symlink()) {
+            if let (Some(parent), Some(name)) = (w.path.parent(), w.path.file_name()) {
+                candidates.push(canonical_or_parent(parent).join(name));
             }
-            if !inside.iter().any(|(r, _)| *r == relative) {
-                inside.push((relative, w.by));
+        }
+        for absolute in candidates {
+            if root.starts_with(&absolute) && absolute != root {
+                return Verdict::Blocked(format!(
+                    "code-intel: {tool} blocked: {} writes {}, a directory that holds the repository",
+                    w.by,
+                    absolute.display()
+                ));
+            }
+            if let Ok(relative) = absolute.strip_prefix(root) {
+                let relative = relative.to_string_lossy().replace('\\', "/");
+                if relative.is_empty() {
+                    return Verdict::Blocked(format!("code-intel: {tool} blocked: {} writes the repository root itself", w.by));
+                }
+                if !inside.iter().any(|(r, _)| *r == relative) {
+                    inside.push((relative, w.by.clone()));
+                }
             }
         }
     }
@@ -466,6 +476,21 @@ mod tests {
         assert!(m.contains("IMPLEMENT or MODIFY") && m.contains("python3"), "{m}");
         assert!(!config::database_path(root).exists(), "check-write created the database");
         assert!(!config::state_dir(root).exists(), "check-write created .code-intel/");
+        // A link in the repository to a file outside it is a file of the
+        // repository: `rm` removes it, `sed -i` and `perl -i` replace it.
+        #[cfg(unix)]
+        {
+            let outside = tempfile::tempdir().unwrap();
+            std::fs::write(outside.path().join("shared.txt"), "x\n").unwrap();
+            std::os::unix::fs::symlink(outside.path().join("shared.txt"), root.join("link.txt")).unwrap();
+            let target = outside.path().join("shared.txt");
+            let through = json!({"tool_name": "Write", "tool_input": {"file_path": target}, "cwd": root});
+            assert!(matches!(check(&through.to_string(), Some(root)), Verdict::NotGuarded(_)), "the outside file itself passes");
+            for cmd in ["echo y >> link.txt", "rm link.txt", "sed -i s/x/y/ link.txt", "perl -pi -e s/x/y/ link.txt", "mv link.txt other.txt"] {
+                let m = blocked(&json!({"tool_name": "Bash", "tool_input": {"command": cmd}, "cwd": root}), root);
+                assert!(m.contains("link.txt") && m.contains("no active code-intel session"), "{cmd}: {m}");
+            }
+        }
         // An empty --repo is refused, not guessed.
         let doc = json!({"tool_name": "Write", "tool_input": {"file_path": root.join("a.py")}, "cwd": root});
         assert!(matches!(check(&doc.to_string(), Some(Path::new(""))), Verdict::Blocked(m) if m.contains("--repo is empty")));
