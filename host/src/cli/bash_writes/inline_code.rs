@@ -573,3 +573,37 @@ const PYTHON_STDLIB: &str = "\
     tty turtle turtledemo types typing unicodedata unittest urllib uu uuid venv warnings wave weakref \
     webbrowser winreg winsound wsgiref xdrlib xml xmlrpc zipapp zipfile zipimport zlib zoneinfo \
 ";
+
+#[cfg(test)]
+mod tests {
+    use super::JS_BANNED;
+
+    /// Node's built-in modules that `node -e` may name: they reach no file,
+    /// process, network or code (`process`, `module` and names starting with
+    /// `_` are handled apart).
+    const JS_HARMLESS_MODULES: &[&str] =
+        &["assert", "buffer", "console", "crypto", "events", "path", "process", "punycode", "querystring", "string_decoder", "timers", "url", "util"];
+
+    /// [`JS_BANNED`] lists node's built-in modules by name, so a module a
+    /// newer node adds would pass unread: every built-in module of the node
+    /// on this machine must be either banned or known to be harmless.
+    #[test]
+    fn every_builtin_module_of_this_node_is_judged() {
+        let Ok(out) = std::process::Command::new("node").args(["-p", "require('module').builtinModules.join(' ')"]).output() else {
+            eprintln!("node is not installed here: its built-in modules were not checked");
+            return;
+        };
+        assert!(out.status.success(), "node -p failed: {}", String::from_utf8_lossy(&out.stderr));
+        let listed = String::from_utf8_lossy(&out.stdout).to_string();
+        let unjudged: Vec<&str> = listed
+            .split_whitespace()
+            .map(|m| m.trim_start_matches("node:"))
+            .filter(|m| !m.contains('/') && !m.starts_with('_'))
+            .filter(|m| !JS_BANNED.contains(m) && !JS_HARMLESS_MODULES.contains(m) && *m != "module")
+            .collect();
+        assert!(
+            unjudged.is_empty(),
+            "node's built-in modules {unjudged:?} are neither in JS_BANNED nor known to be harmless: add each to one of them"
+        );
+    }
+}
