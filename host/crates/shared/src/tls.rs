@@ -313,12 +313,15 @@ impl Tls {
                 }
             }
         };
-        let config = ClientConfig::builder_with_provider(provider)
+        let mut config = ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("TLS cannot be set up: {e}"))?
             .dangerous()
             .with_custom_certificate_verifier(verifier)
             .with_no_client_auth();
+        // As libpq 17 does: PostgreSQL 17's direct TLS (`sslnegotiation=direct`)
+        // needs it, and servers that do not know ALPN ignore it.
+        config.alpn_protocols = vec![b"postgresql".to_vec()];
         Ok(Self {
             mode,
             mode_origin,
