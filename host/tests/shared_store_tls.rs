@@ -53,7 +53,7 @@ fn index(repo: &Path, store: &str, model_dir: &Path, env: &[(&str, &Path)], json
         .env("CODE_INTEL_MODEL_DIR", model_dir)
         .env("CODE_INTEL_ENGLISH_MODEL_DIR", "/nonexistent/english-model")
         .env_remove("CODE_INTEL_EMBEDDING_ENDPOINT");
-    for name in ["PGSSLMODE", "PGSSLROOTCERT", "PGPASSWORD", "PGUSER"] {
+    for name in ["PGSSLMODE", "PGSSLROOTCERT", "PGPASSWORD", "PGUSER", "SSL_CERT_FILE", "SSL_CERT_DIR"] {
         command.env_remove(name);
     }
     for (name, value) in env {
@@ -180,6 +180,30 @@ fn verify_full_publishes_and_a_second_checkout_takes_vectors_over_tls() {
     let status = r["shared"]["status"].as_str().unwrap();
     assert!(status.contains("the server does not offer TLS") && status.contains("sslmode=require"), "{status}");
     assert_eq!(r["embedding"]["coverage"]["embedded_chunks"].as_u64().unwrap(), chunks);
+
+    // sslrootcert=system: the system's trusted roots (here the test CA, through
+    // SSL_CERT_FILE), and verify-full by default: the host name is checked.
+    let system = [("SSL_CERT_FILE", front.ca.as_path())];
+    let r = report(&index(
+        &second,
+        &url(&pg, "localhost", front.port, "?sslrootcert=system"),
+        &model_dir,
+        &system,
+        true,
+    ));
+    assert_eq!(r["shared"]["status"], "connected", "{}", r["shared"]);
+    let r = report(&index(
+        &second,
+        &url(&pg, "127.0.0.1", front.port, "?sslrootcert=system"),
+        &model_dir,
+        &system,
+        true,
+    ));
+    let status = r["shared"]["status"].as_str().unwrap();
+    assert!(
+        status.contains("not valid for the host name 127.0.0.1") && status.contains("sslmode=verify-full, the default"),
+        "{status}"
+    );
 }
 
 #[test]
