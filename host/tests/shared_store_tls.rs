@@ -13,7 +13,7 @@
 //! - The modes as libpq has them: `require` encrypts without a root
 //!   certificate, `verify-ca` checks the CA and not the host name,
 //!   `verify-full` both, `prefer` encrypts when offered and goes on plain
-//!   when refused, `disable` never asks; `require` against a server that
+//!   when refused or when the handshake fails, `disable` never asks; `require` against a server that
 //!   refuses TLS says so.
 
 mod embed_support;
@@ -24,7 +24,7 @@ use std::process::{Command, Output};
 
 use code_intel_shared::SharedStore;
 use serde_json::Value;
-use services::{Postgres, TlsFront};
+use services::{FrontMode, Postgres, TlsFront};
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -90,7 +90,7 @@ fn verify_full_publishes_and_a_second_checkout_takes_vectors_over_tls() {
     };
     let pg = Postgres::start();
     let tmp = tempfile::tempdir().unwrap();
-    let front = TlsFront::start(pg.port(), &tmp.path().join("certs"), false);
+    let front = TlsFront::start(pg.port(), &tmp.path().join("certs"), FrontMode::TlsOnly);
     let (first, second) = (tmp.path().join("ci/app"), tmp.path().join("laptop/app"));
     copy_dir(&embed_support::fixture_dir(), &first);
     copy_dir(&embed_support::fixture_dir(), &second);
@@ -169,7 +169,7 @@ fn verify_full_publishes_and_a_second_checkout_takes_vectors_over_tls() {
     assert_eq!(coverage["embedded_chunks"].as_u64().unwrap(), chunks, "the local index is complete: {local}");
 
     // A server that refuses TLS under sslmode=require: said so, local-only.
-    let refusing = TlsFront::start(pg.port(), &tmp.path().join("certs-refusing"), true);
+    let refusing = TlsFront::start(pg.port(), &tmp.path().join("certs-refusing"), FrontMode::RefuseTls);
     let r = report(&index(
         &second,
         &url(&pg, "localhost", refusing.port, "?sslmode=require"),
@@ -210,8 +210,8 @@ fn verify_full_publishes_and_a_second_checkout_takes_vectors_over_tls() {
 fn tls_modes_mean_what_they_mean_in_libpq_and_failures_say_what_to_fix() {
     let pg = Postgres::start();
     let tmp = tempfile::tempdir().unwrap();
-    let front = TlsFront::start(pg.port(), &tmp.path().join("certs"), false);
-    let refusing = TlsFront::start(pg.port(), &tmp.path().join("certs-refusing"), true);
+    let front = TlsFront::start(pg.port(), &tmp.path().join("certs"), FrontMode::TlsOnly);
+    let refusing = TlsFront::start(pg.port(), &tmp.path().join("certs-refusing"), FrontMode::RefuseTls);
     let secret = password(&pg.url);
     let (ca, other_ca) = (front.ca.display().to_string(), front.other_ca.display().to_string());
     let connects = |url: &str| match SharedStore::connect(url) {
@@ -270,8 +270,18 @@ fn tls_modes_mean_what_they_mean_in_libpq_and_failures_say_what_to_fix() {
         &["not signed by a CA in sslrootcert"],
     );
 
-    // prefer (the default): TLS when offered.
+    // prefer (the default): TLS when offered; after a failed handshake (the
+    // certificate refused by an existing root certificate file), unencrypted,
+    // as libpq does.
     tls("localhost", "?sslrootcert=/nonexistent/ca.pem").unwrap();
+    assert!(tls("localhost", &format!("?sslrootcert={other_ca}")).is_err(), "the TLS-only front drops the plain retry");
+    let either = TlsFront::start(pg.port(), &tmp.path().join("certs-either"), FrontMode::TlsOrPlain);
+    let either_ca = either.other_ca.display().to_string();
+    connects(&url(&pg, "localhost", either.port, &format!("?sslrootcert={either_ca}"))).unwrap();
+    expect_err(
+        connects(&url(&pg, "localhost", either.port, &format!("?sslmode=require&sslrootcert={either_ca}"))),
+        &["not signed by a CA in sslrootcert"],
+    );
 
     // A server without TLS: require says so; prefer and disable connect.
     let plain = |query: &str| connects(&url(&pg, "127.0.0.1", refusing.port, query));

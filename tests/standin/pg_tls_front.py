@@ -2,7 +2,7 @@
 server, `scripts/pg`, is built without SSL), for the tests of the shared
 store's TLS connections.
 
-    python pg_tls_front.py --upstream-port PORT --cert-dir DIR [--refuse-tls]
+    python pg_tls_front.py --upstream-port PORT --cert-dir DIR [--refuse-tls | --also-plain]
 
 It speaks PostgreSQL's own negotiation, as a server with `ssl = on` does: the
 client's 8-byte SSLRequest (length 8, code 80877103) is answered `S`, the TLS
@@ -13,6 +13,9 @@ to the server's plain port on 127.0.0.1. A GSSENCRequest is answered `N`.
   a connection through this front that works was encrypted.
 - With `--refuse-tls`, the SSLRequest is answered `N` and the connection is
   relayed unencrypted, as a server with `ssl = off` answers.
+- With `--also-plain`, TLS is offered and a client that does not ask for it
+  is relayed unencrypted, as a server with `ssl = on` and `host` lines in
+  pg_hba.conf does.
 
 Before it listens, it creates in DIR (with the `openssl` command):
 - `ca.pem`: a test CA;
@@ -100,7 +103,7 @@ async def handle(reader, writer, args, context) -> None:
                 writer.write(b"S")
                 await writer.drain()
                 await writer.start_tls(context)
-        elif args.refuse_tls:
+        elif args.refuse_tls or args.also_plain:
             first = head
         else:
             return  # TLS only: a client that did not ask for it is dropped
@@ -122,7 +125,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--upstream-port", type=int, required=True)
     parser.add_argument("--cert-dir", type=Path, required=True)
-    parser.add_argument("--refuse-tls", action="store_true")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--refuse-tls", action="store_true")
+    modes.add_argument("--also-plain", action="store_true")
     args = parser.parse_args()
     make_certificates(args.cert_dir)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

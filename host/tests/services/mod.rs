@@ -175,6 +175,20 @@ impl Drop for Postgres {
     }
 }
 
+/// What a [`TlsFront`] does with a client's request for TLS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrontMode {
+    /// TLS, and clients that do not ask for it are dropped: a connection
+    /// through the front that works was encrypted.
+    TlsOnly,
+    /// The SSLRequest answered `N`, the connection relayed unencrypted (a
+    /// server with `ssl = off`).
+    RefuseTls,
+    /// TLS when asked, unencrypted otherwise (a server with `ssl = on`
+    /// that also accepts unencrypted clients).
+    TlsOrPlain,
+}
+
 /// A TLS front for the test PostgreSQL server, which has no TLS of its own
 /// (`tests/standin/pg_tls_front.py`): PostgreSQL's SSLRequest answered `S`,
 /// TLS with a certificate for `localhost` signed by a CA made at start, the
@@ -190,10 +204,8 @@ pub struct TlsFront {
 
 impl TlsFront {
     /// Starts a front for the server on 127.0.0.1:`upstream_port`, its
-    /// certificates made in `cert_dir`. With `refuse_tls`, it answers the
-    /// SSLRequest `N` and relays unencrypted (a server with `ssl = off`);
-    /// without, it drops every client that does not ask for TLS.
-    pub fn start(upstream_port: u16, cert_dir: &std::path::Path, refuse_tls: bool) -> Self {
+    /// certificates made in `cert_dir`.
+    pub fn start(upstream_port: u16, cert_dir: &std::path::Path, mode: FrontMode) -> Self {
         let mut command = Command::new(python());
         command
             .arg(repo_root().join("tests/standin/pg_tls_front.py"))
@@ -201,8 +213,14 @@ impl TlsFront {
             .arg(upstream_port.to_string())
             .arg("--cert-dir")
             .arg(cert_dir);
-        if refuse_tls {
-            command.arg("--refuse-tls");
+        match mode {
+            FrontMode::TlsOnly => {}
+            FrontMode::RefuseTls => {
+                command.arg("--refuse-tls");
+            }
+            FrontMode::TlsOrPlain => {
+                command.arg("--also-plain");
+            }
         }
         let mut child = command
             .stdout(Stdio::piped())
