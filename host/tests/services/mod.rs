@@ -1,6 +1,7 @@
 //! Real services the integration tests start themselves: the OpenAI-compatible
-//! embeddings stand-in (`tests/standin/embeddings_server.py`) and a PostgreSQL
-//! server with pgvector (`scripts/pg`). Each is stopped when its guard drops.
+//! embeddings stand-in (`tests/standin/embeddings_server.py`), a PostgreSQL
+//! server with pgvector (`scripts/pg`) and a TLS front for it
+//! (`tests/standin/pg_tls_front.py`). Each is stopped when its guard drops.
 
 #![allow(dead_code)]
 
@@ -171,5 +172,85 @@ impl Drop for Postgres {
             .arg("stop")
             .arg(&self.dir)
             .status();
+    }
+}
+
+/// What a [`TlsFront`] does with a client's request for TLS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrontMode {
+    /// TLS, and clients that do not ask for it are dropped: a connection
+    /// through the front that works was encrypted.
+    TlsOnly,
+    /// The SSLRequest answered `N`, the connection relayed unencrypted (a
+    /// server with `ssl = off`).
+    RefuseTls,
+    /// TLS when asked, unencrypted otherwise (a server with `ssl = on`
+    /// that also accepts unencrypted clients).
+    TlsOrPlain,
+}
+
+/// A TLS front for the test PostgreSQL server, which has no TLS of its own
+/// (`tests/standin/pg_tls_front.py`): PostgreSQL's SSLRequest answered `S`,
+/// TLS with a certificate for `localhost` signed by a CA made at start, the
+/// decrypted stream relayed to the server. Killed on drop.
+pub struct TlsFront {
+    child: Child,
+    pub port: u16,
+    /// The CA that signed the front's certificate (PEM).
+    pub ca: PathBuf,
+    /// A CA that signed nothing here (PEM).
+    pub other_ca: PathBuf,
+}
+
+impl TlsFront {
+    /// Starts a front for the server on 127.0.0.1:`upstream_port`, its
+    /// certificates made in `cert_dir`.
+    pub fn start(upstream_port: u16, cert_dir: &std::path::Path, mode: FrontMode) -> Self {
+        let mut command = Command::new(python());
+        command
+            .arg(repo_root().join("tests/standin/pg_tls_front.py"))
+            .arg("--upstream-port")
+            .arg(upstream_port.to_string())
+            .arg("--cert-dir")
+            .arg(cert_dir);
+        match mode {
+            FrontMode::TlsOnly => {}
+            FrontMode::RefuseTls => {
+                command.arg("--refuse-tls");
+            }
+            FrontMode::TlsOrPlain => {
+                command.arg("--also-plain");
+            }
+        }
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the TLS front starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let Some(port) = line
+            .trim()
+            .strip_prefix("listening on 127.0.0.1:")
+            .and_then(|p| p.parse().ok())
+        else {
+            let _ = child.kill();
+            panic!("the TLS front did not start (printed {line:?}); is the openssl command installed?");
+        };
+        Self {
+            child,
+            port,
+            ca: cert_dir.join("ca.pem"),
+            other_ca: cert_dir.join("other-ca.pem"),
+        }
+    }
+}
+
+impl Drop for TlsFront {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -21,7 +21,8 @@
 //! The URL comes from `CODE_INTEL_SHARED_STORE` or config `shared_store`; a
 //! password missing from it comes from `PGPASSWORD` or a pgpass file
 //! (`PGPASSFILE`, else `~/.pgpass`). The URL is only ever shown without its
-//! password ([`SharedStore::shown`]).
+//! password ([`SharedStore::shown`]). Connections use TLS as libpq would
+//! (`sslmode`, `sslrootcert`, `PGSSLMODE`, `PGSSLROOTCERT`; module [`tls`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,8 @@ use postgres::config::Host;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls};
 use sha2::{Digest, Sha256};
+
+pub mod tls;
 
 /// Environment variable holding the store's URL; overrides config `shared_store`.
 pub const STORE_ENV: &str = "CODE_INTEL_SHARED_STORE";
@@ -153,7 +156,24 @@ pub fn shown(config: &postgres::Config) -> String {
 /// # Errors
 /// A URL that does not parse; the message does not repeat the URL.
 pub fn connection_config(url: &str) -> Result<postgres::Config, Unavailable> {
-    let mut config = postgres::Config::from_str(url).map_err(|e| Unavailable {
+    connection_settings(url).map(|(config, _)| config)
+}
+
+/// [`connection_config`] and the connection's TLS settings ([`tls::Tls`]):
+/// `sslmode` and `sslrootcert` from the URL, else `PGSSLMODE` and
+/// `PGSSLROOTCERT`, else `prefer` and `~/.postgresql/root.crt`.
+///
+/// # Errors
+/// A URL that does not parse, TLS settings that cannot be used (an unknown
+/// `sslmode`, a root certificate file missing for `verify-ca` or
+/// `verify-full`); the message does not repeat the URL.
+pub fn connection_settings(url: &str) -> Result<(postgres::Config, tls::Tls), Unavailable> {
+    let unreadable = |reason: String| Unavailable {
+        shown: "(unreadable URL)".to_string(),
+        reason,
+    };
+    let (url, tls_params) = tls::take_tls_params(url).map_err(unreadable)?;
+    let mut config = postgres::Config::from_str(&url).map_err(|e| Unavailable {
         shown: "(unreadable URL)".to_string(),
         reason: format!(
             "{STORE_ENV} / shared_store is not a PostgreSQL URL ({e}); write it as postgres://USER@HOST:5432/DATABASE"
@@ -178,7 +198,37 @@ pub fn connection_config(url: &str) -> Result<postgres::Config, Unavailable> {
     config.connect_timeout(CONNECT_TIMEOUT);
     config.keepalives_idle(Duration::from_secs(30));
     config.application_name("code-intel");
-    Ok(config)
+    let tls = tls::Tls::resolve(&tls_params, &|name| std::env::var(name).ok()).map_err(|reason| {
+        Unavailable {
+            shown: shown(&config),
+            reason,
+        }
+    })?;
+    config.ssl_mode(tls.postgres_mode());
+    Ok((config, tls))
+}
+
+/// Connects with `tls`; with `sslmode=prefer`, a failed TLS handshake is
+/// tried again unencrypted, as libpq does.
+fn connect_with(config: &postgres::Config, tls: &tls::Tls) -> Result<Client, String> {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        #[cfg(unix)]
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_string(),
+    };
+    let Some(connector) = tls.connector() else {
+        return config.connect(NoTls).map_err(|e| describe(&e));
+    };
+    match config.connect(connector) {
+        Ok(client) => Ok(client),
+        Err(e) if tls.mode == tls::SslMode::Prefer && tls.describe(&e, &host).is_some() => {
+            let mut plain = config.clone();
+            plain.ssl_mode(postgres::config::SslMode::Disable);
+            plain.connect(NoTls).map_err(|e| describe(&e))
+        }
+        Err(e) => Err(tls.describe(&e, &host).unwrap_or_else(|| describe(&e))),
+    }
 }
 
 /// The password for `config` from the pgpass file (`PGPASSFILE`, else
@@ -252,16 +302,18 @@ impl SharedStore {
     /// on an empty database).
     ///
     /// # Errors
-    /// Unreachable, refused credentials, no pgvector, a schema at a newer
-    /// version: each as [`Unavailable`] with what to do.
+    /// Unreachable, refused credentials, TLS refused or failed (no TLS on
+    /// the server with `sslmode=require`, a certificate not trusted), no
+    /// pgvector, a schema at a newer version: each as [`Unavailable`] with
+    /// what to do.
     pub fn connect(url: &str) -> Result<Self, Unavailable> {
-        let config = connection_config(url)?;
+        let (config, tls) = connection_settings(url)?;
         let shown = shown(&config);
         let fail = |reason: String| Unavailable {
             shown: shown.clone(),
             reason,
         };
-        let mut client = config.connect(NoTls).map_err(|e| fail(describe(&e)))?;
+        let mut client = connect_with(&config, &tls).map_err(fail)?;
         migrate(&mut client).map_err(fail)?;
         // Chunk lists by path, for the lookups of a whole sync at once
         // (`newest_chunk_lists`). Not part of the schema's version: a store
