@@ -6,9 +6,12 @@
 //!   from the new crate's directory) or when `--sdk PATH` names one;
 //! - otherwise on a copy of the SDK and the WIT this binary was built with,
 //!   written into the crate (`vendor/code-intel-plugin-sdk/`, `wit/`), with
-//!   the lock file the SDK was built with: nothing to fetch but the SDK's own
-//!   dependencies (wit-bindgen, serde), which `cargo build --offline` takes
-//!   from the local cargo cache.
+//!   a lock file holding the versions the SDK was built with. The SDK's own
+//!   dependencies (wit-bindgen, serde, ...) are written out too, as `cargo
+//!   vendor` lays them out (`vendor/crates/`, from an archive built into this
+//!   binary by `scripts/vendor-plugin-sdk`), with a `.cargo/config.toml` that
+//!   points cargo at them: the crate builds offline with an empty cargo
+//!   cache. `--no-vendor` leaves them to crates.io.
 
 use std::fs;
 use std::path::{Component, Path, PathBuf};
@@ -38,6 +41,18 @@ const SDK_MANIFEST: &str = include_str!("../../../plugins/sdk/Cargo.toml");
 const PLUGINS_MANIFEST: &str = include_str!("../../../plugins/Cargo.toml");
 const PLUGINS_LOCK: &str = include_str!("../../../plugins/Cargo.lock");
 
+/// Where the SDK's third-party crates go in the new crate.
+const VENDORED_CRATES: &str = "vendor/crates";
+
+/// The SDK's third-party crates as `cargo vendor` writes them (one
+/// `<name>-<version>/` directory each, with its `.cargo-checksum.json`;
+/// tests, benches and examples left out), a tar.gz made by
+/// `scripts/vendor-plugin-sdk` from the versions `plugins/Cargo.lock` pins.
+const VENDORED_CRATES_ARCHIVE: &[u8] = include_bytes!("plugin_template/vendor-crates.tar.gz");
+
+/// `.cargo/config.toml` of the new crate: crates.io replaced by `vendor/crates`.
+const CARGO_CONFIG: &str = include_str!("plugin_template/cargo-config.toml");
+
 /// Template files: (path in the new crate, text). `{{name}}`,
 /// `{{crate_file}}` and `{{sdk_dependency}}` are filled in.
 const TEMPLATE: &[(&str, &str)] = &[
@@ -63,6 +78,11 @@ pub struct NewArgs {
     /// binary writes into the crate.
     #[arg(long)]
     pub sdk: Option<PathBuf>,
+    /// Do not write the SDK's third-party crates (`vendor/crates/`) and the
+    /// `.cargo/config.toml` that points cargo at them: cargo then takes them
+    /// from crates.io or its cache, and an offline build needs them there.
+    #[arg(long)]
+    pub no_vendor: bool,
 }
 
 pub fn run(args: &NewArgs) -> ExitCode {
@@ -107,10 +127,11 @@ fn scaffold(args: &NewArgs) -> Result<String, String> {
             (format!("code-intel-plugin-sdk = {{ path = \"{path}\" }}"), format!("by path: {path}"))
         }
         None => {
-            write_vendored_sdk(&dir)?;
+            write_vendored_sdk(&dir, &args.name, !args.no_vendor)?;
+            let crates = if args.no_vendor { "" } else { ", its dependencies into vendor/crates" };
             (
                 format!("code-intel-plugin-sdk = {{ path = \"{VENDORED_SDK}\" }}"),
-                format!("{} copied into {VENDORED_SDK}, WIT into wit/", env!("CARGO_PKG_VERSION")),
+                format!("{} copied into {VENDORED_SDK}{crates}, WIT into wit/", env!("CARGO_PKG_VERSION")),
             )
         }
     };
@@ -154,8 +175,10 @@ fn local_sdk(explicit: Option<&Path>, dir: &Path) -> Result<Option<PathBuf>, Str
 }
 
 /// Writes the SDK and the WIT this binary was built with into the new
-/// crate, and the lock file they were built with.
-fn write_vendored_sdk(dir: &Path) -> Result<(), String> {
+/// crate, the lock file of the versions they were built with and, with
+/// `crates`, the SDK's third-party crates and the cargo configuration that
+/// uses them.
+fn write_vendored_sdk(dir: &Path, name: &str, crates: bool) -> Result<(), String> {
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     let sdk = dir.join(VENDORED_SDK);
     files.push((sdk.join("Cargo.toml"), vendored_manifest()?));
@@ -165,14 +188,137 @@ fn write_vendored_sdk(dir: &Path) -> Result<(), String> {
     for (name, text) in WIT_FILES {
         files.push((dir.join("wit").join(name), (*text).to_string()));
     }
-    files.push((dir.join("Cargo.lock"), PLUGINS_LOCK.to_string()));
+    files.push((dir.join("Cargo.lock"), scaffold_lock(name)?));
+    if crates {
+        files.push((dir.join(".cargo/config.toml"), CARGO_CONFIG.to_string()));
+    }
     for (path, text) in files {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
         fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
+    if crates {
+        let target = dir.join(VENDORED_CRATES);
+        fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(VENDORED_CRATES_ARCHIVE));
+        archive.set_preserve_mtime(false);
+        archive.set_preserve_permissions(false);
+        archive.unpack(&target).map_err(|e| format!("cannot write the SDK's crates into {}: {e}", target.display()))?;
+    }
     Ok(())
+}
+
+/// A package of a `Cargo.lock`.
+#[derive(Debug, Clone, PartialEq)]
+struct LockedPackage {
+    name: String,
+    version: String,
+    source: Option<String>,
+    checksum: Option<String>,
+    /// `(name, version)` of each dependency, the version resolved when the
+    /// lock file leaves it out (one package of that name).
+    dependencies: Vec<(String, String)>,
+}
+
+/// The packages of a `Cargo.lock` (format 4).
+fn locked_packages(lock: &str) -> Result<Vec<LockedPackage>, String> {
+    let doc: toml_edit::DocumentMut = lock.parse().map_err(|e| format!("the built-in plugin lock file does not parse: {e}"))?;
+    let string = |table: &toml_edit::Table, key: &str| table.get(key).and_then(toml_edit::Item::as_str).map(str::to_string);
+    let tables = doc.get("package").and_then(toml_edit::Item::as_array_of_tables).ok_or("the built-in plugin lock file lists no packages")?;
+    let mut packages = Vec::new();
+    for table in tables.iter() {
+        let (Some(name), Some(version)) = (string(table, "name"), string(table, "version")) else {
+            return Err("the built-in plugin lock file has a package without name or version".into());
+        };
+        let dependencies = table
+            .get("dependencies")
+            .and_then(toml_edit::Item::as_array)
+            .map(|a| a.iter().filter_map(|v| v.as_str()).map(|d| {
+                let mut parts = d.split(' ');
+                (parts.next().unwrap_or_default().to_string(), parts.next().unwrap_or_default().to_string())
+            }).collect())
+            .unwrap_or_default();
+        packages.push(LockedPackage { name, version, source: string(table, "source"), checksum: string(table, "checksum"), dependencies });
+    }
+    let resolved: Vec<(String, String)> = packages.iter().map(|p| (p.name.clone(), p.version.clone())).collect();
+    for package in &mut packages {
+        for (name, version) in &mut package.dependencies {
+            if version.is_empty() {
+                let mut of_name = resolved.iter().filter(|(n, _)| n == name);
+                match (of_name.next(), of_name.next()) {
+                    (Some((_, v)), None) => *version = v.clone(),
+                    _ => return Err(format!("the built-in plugin lock file names `{name}` without a version it can be told by")),
+                }
+            }
+        }
+    }
+    Ok(packages)
+}
+
+/// The SDK and every package it depends on, directly or not, in the order
+/// of the plugin workspace's lock file.
+fn sdk_packages() -> Result<Vec<LockedPackage>, String> {
+    let packages = locked_packages(PLUGINS_LOCK)?;
+    let sdk = packages
+        .iter()
+        .find(|p| p.name == "code-intel-plugin-sdk" && p.source.is_none())
+        .ok_or("the built-in plugin lock file has no code-intel-plugin-sdk")?;
+    let mut wanted = vec![(sdk.name.clone(), sdk.version.clone())];
+    let mut next = 0;
+    while next < wanted.len() {
+        let (name, version) = wanted[next].clone();
+        next += 1;
+        let package = packages
+            .iter()
+            .find(|p| p.name == name && p.version == version)
+            .ok_or_else(|| format!("the built-in plugin lock file lacks {name} {version}"))?;
+        for dependency in &package.dependencies {
+            if !wanted.contains(dependency) {
+                wanted.push(dependency.clone());
+            }
+        }
+    }
+    Ok(packages.into_iter().filter(|p| wanted.contains(&(p.name.clone(), p.version.clone()))).collect())
+}
+
+/// The new crate's `Cargo.lock`: the crate itself, the SDK and what the SDK
+/// needs at the versions it was built with, as cargo writes it (so
+/// `cargo build --locked` accepts it).
+fn scaffold_lock(name: &str) -> Result<String, String> {
+    let mut packages = sdk_packages()?;
+    let sdk_version = packages.iter().find(|p| p.name == "code-intel-plugin-sdk").map(|p| p.version.clone()).unwrap_or_default();
+    packages.push(LockedPackage {
+        name: name.to_string(),
+        version: "0.1.0".to_string(),
+        source: None,
+        checksum: None,
+        dependencies: vec![("code-intel-plugin-sdk".to_string(), sdk_version)],
+    });
+    let version_key = |v: &str| -> Vec<u64> { v.split(['.', '-', '+']).map(|p| p.parse().unwrap_or(0)).collect() };
+    packages.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| version_key(&a.version).cmp(&version_key(&b.version))));
+    let mut text = String::from("# This file is automatically @generated by Cargo.\n# It is not intended for manual editing.\nversion = 4\n");
+    for package in &packages {
+        text.push_str(&format!("\n[[package]]\nname = \"{}\"\nversion = \"{}\"\n", package.name, package.version));
+        if let Some(source) = &package.source {
+            text.push_str(&format!("source = \"{source}\"\n"));
+        }
+        if let Some(checksum) = &package.checksum {
+            text.push_str(&format!("checksum = \"{checksum}\"\n"));
+        }
+        if !package.dependencies.is_empty() {
+            text.push_str("dependencies = [\n");
+            for (dep, version) in &package.dependencies {
+                if packages.iter().filter(|p| &p.name == dep).count() > 1 {
+                    text.push_str(&format!(" \"{dep} {version}\",\n"));
+                } else {
+                    text.push_str(&format!(" \"{dep}\",\n"));
+                }
+            }
+            text.push_str("]\n");
+        }
+    }
+    Ok(text)
 }
 
 /// The SDK's manifest standing on its own: every `x.workspace = true`
@@ -272,6 +418,73 @@ mod tests {
         wit.sort();
         assert_eq!(listed(&root.join("wit")), wit);
         assert_eq!(listed(&root.join("plugins/sdk")), vec!["Cargo.toml", "README.md", "src"]);
+    }
+
+    /// The crates built in are exactly the third-party packages the SDK
+    /// needs by the plugin workspace's lock file, at the same versions and
+    /// checksums, each with its licence: a change of the SDK's dependencies
+    /// or of `plugins/Cargo.lock` fails here until the archive is made again.
+    #[test]
+    fn the_vendored_crates_are_what_the_sdk_lock_needs() {
+        let mut wanted: Vec<(String, String)> = sdk_packages()
+            .unwrap()
+            .into_iter()
+            .filter(|p| p.source.is_some())
+            .map(|p| (format!("{}-{}", p.name, p.version), p.checksum.expect("a registry package has a checksum")))
+            .collect();
+        wanted.sort();
+        assert!(wanted.iter().any(|(dir, _)| dir.starts_with("wit-bindgen-0.")), "{wanted:?}");
+
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(VENDORED_CRATES_ARCHIVE));
+        let mut built_in: Vec<(String, String)> = Vec::new();
+        let mut files: Vec<String> = Vec::new();
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            let path = entry.path().unwrap().components().filter(|c| matches!(c, Component::Normal(_))).map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/");
+            if let Some(dir) = path.strip_suffix("/.cargo-checksum.json") {
+                let mut json = String::new();
+                std::io::Read::read_to_string(&mut entry, &mut json).unwrap();
+                let checksums: serde_json::Value = serde_json::from_str(&json).unwrap();
+                let package = checksums["package"].as_str().unwrap_or_else(|| panic!("{path} has no package checksum")).to_string();
+                built_in.push((dir.to_string(), package));
+            }
+            files.push(path);
+        }
+        built_in.sort();
+        assert_eq!(
+            built_in, wanted,
+            "the SDK's crates built into the binary differ from what plugins/Cargo.lock needs: run scripts/vendor-plugin-sdk and commit the archive"
+        );
+        for (dir, _) in &built_in {
+            assert!(files.contains(&format!("{dir}/Cargo.toml")), "{dir} has no Cargo.toml");
+            let licensed = files.iter().filter_map(|f| f.strip_prefix(&format!("{dir}/"))).any(|f| {
+                let f = f.to_ascii_uppercase();
+                !f.contains('/') && (f.starts_with("LICENSE") || f.starts_with("LICENCE") || f.starts_with("COPYING") || f.starts_with("UNLICENSE"))
+            });
+            assert!(licensed, "{dir} is built in without its licence file");
+        }
+    }
+
+    /// The new crate's lock file holds the crate, the SDK and what the SDK
+    /// needs, none of the plugin workspace's other members, and every
+    /// dependency it names is in it.
+    #[test]
+    fn the_scaffold_lock_holds_the_sdk_and_what_it_needs() {
+        let lock = scaffold_lock("demo-lang").unwrap();
+        let packages = locked_packages(&lock).unwrap();
+        let names: Vec<&str> = packages.iter().map(|p| p.name.as_str()).collect();
+        for name in ["demo-lang", "code-intel-plugin-sdk", "wit-bindgen", "serde_json"] {
+            assert!(names.contains(&name), "{name} missing:\n{lock}");
+        }
+        assert!(!names.iter().any(|n| n.starts_with("code-intel-plugin-") && *n != "code-intel-plugin-sdk" || n.starts_with("test-plugin-")), "{lock}");
+        for package in &packages {
+            for (dep, version) in &package.dependencies {
+                assert!(packages.iter().any(|p| &p.name == dep && &p.version == version), "{dep} {version} missing:\n{lock}");
+            }
+        }
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted, "cargo writes packages sorted by name");
     }
 
     #[test]
