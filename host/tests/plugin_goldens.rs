@@ -115,11 +115,14 @@ fn a_wrong_golden_file_fails_the_harness() {
 }
 
 /// `plugin new` in an empty directory outside any checkout scaffolds a crate
-/// that builds for wasm32-wasip2 without network (the SDK and WIT are
-/// written into it; the SDK's dependencies come from the local cargo cache)
-/// and passes the harness without any edit.
+/// that builds for wasm32-wasip2 without network and with an empty cargo
+/// home (no registry cache, no user configuration): the SDK, the WIT and the
+/// SDK's third-party crates are written into it, with the cargo
+/// configuration that uses them and a lock file `--locked` accepts. The
+/// component passes the harness without any edit.
 #[test]
 fn scaffolded_plugin_builds_offline_and_passes_the_harness() {
+    let started = std::time::Instant::now();
     let dir = tempfile::tempdir().expect("temp dir");
     let crate_dir = dir.path().join("demo-lang");
     let output = code_intel()
@@ -138,21 +141,32 @@ fn scaffolded_plugin_builds_offline_and_passes_the_harness() {
         "wit/plugin.wit",
         "vendor/code-intel-plugin-sdk/Cargo.toml",
         "vendor/code-intel-plugin-sdk/src/code_intel_plugin_sdk.rs",
+        ".cargo/config.toml",
+        "vendor/crates/wit-bindgen-0.61.1/.cargo-checksum.json",
     ] {
         assert!(crate_dir.join(file).is_file(), "scaffold lacks {file}");
     }
 
-    // Its own target directory inside the shared one: built once, then
-    // incremental, and never contending for the lock of the build running us.
+    // The toolchain's own cargo (the one running this test) and the rustc
+    // beside it, so that nothing is looked up in the empty cargo home.
+    let cargo = PathBuf::from(std::env::var("CARGO").expect("cargo test sets CARGO"));
+    let rustc = cargo.with_file_name(format!("rustc{}", std::env::consts::EXE_SUFFIX));
+    assert!(rustc.is_file(), "no rustc beside {}", cargo.display());
+    let empty_cargo_home = tempfile::tempdir().expect("temp dir");
+    // Its own target directory inside the shared one: never contending for
+    // the lock of the build running us.
     let target = plugin_dir().parent().expect("release dir").parent().expect("target dir").join("scaffold-test");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let build = Command::new(cargo)
+    let build = Command::new(&cargo)
         .current_dir(&crate_dir)
-        .args(["build", "--release", "--target", "wasm32-wasip2", "--offline"])
+        .args(["build", "--release", "--target", "wasm32-wasip2", "--offline", "--locked"])
+        .env("CARGO_HOME", empty_cargo_home.path())
+        .env("RUSTC", &rustc)
         .env("CARGO_TARGET_DIR", &target)
         .output()
         .expect("run cargo");
-    assert!(build.status.success(), "the scaffold does not build:\n{}", text(&build));
+    assert!(build.status.success(), "the scaffold does not build offline with an empty cargo home:\n{}", text(&build));
+    let home: Vec<_> = std::fs::read_dir(empty_cargo_home.path()).expect("cargo home").map(|e| e.expect("entry").file_name()).collect();
+    assert!(!home.iter().any(|n| n == "registry"), "the build went to the registry cache: {home:?}");
 
     let component = target.join("wasm32-wasip2/release/demo_lang.wasm");
     assert!(component.is_file(), "no component at {}", component.display());
@@ -160,6 +174,7 @@ fn scaffolded_plugin_builds_offline_and_passes_the_harness() {
 
     let list = code_intel().args(["plugin", "test"]).arg(&component).arg(crate_dir.join("fixtures")).output().expect("run");
     assert!(text(&list).contains("demo-lang"), "the plugin reports the scaffolded name:\n{}", text(&list));
+    eprintln!("plugin new, offline build and plugin test: {:.1} s", started.elapsed().as_secs_f64());
 }
 
 /// Outside a code-intel checkout, without `--sdk`, the scaffold depends on the
@@ -174,6 +189,15 @@ fn scaffold_chooses_how_to_depend_on_the_sdk() {
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).expect("manifest");
     assert!(manifest.contains("code-intel-plugin-sdk = { path = \"vendor/code-intel-plugin-sdk\" }"), "{manifest}");
     assert!(!manifest.contains("git ="), "{manifest}");
+
+    // --no-vendor: the SDK is copied, its crates are left to crates.io.
+    let registry = outside.path().join("registry");
+    let output = code_intel().args(["plugin", "new", "registry", "--no-vendor", "--dir"]).arg(&registry).output().expect("run");
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(registry.join("vendor/code-intel-plugin-sdk/Cargo.toml").is_file());
+    assert!(registry.join("Cargo.lock").is_file());
+    assert!(!registry.join("vendor/crates").exists() && !registry.join(".cargo").exists(), "--no-vendor writes no crates");
+    assert!(crate_dir.join("vendor/crates").is_dir() && crate_dir.join(".cargo/config.toml").is_file(), "without it they are written");
 
     let with_sdk = outside.path().join("with-sdk");
     let output = code_intel()
