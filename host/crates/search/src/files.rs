@@ -145,6 +145,10 @@ const ASKS_FOR: &[(FileRole, &[&str])] = &[
     (FileRole::Declarations, &["type", "types", "typing", "typings", "interface", "declaration", "declarations", "型"]),
 ];
 
+/// What a translation file keeps of its score for a request in a language
+/// written in CJK characters, which its text matches by language alone.
+pub const TRANSLATION_PRIOR_CJK: f64 = 0.25;
+
 /// How much a file of this role keeps of its fused score for this query:
 /// 1 for source, and for any role the query asks about.
 #[must_use]
@@ -164,6 +168,10 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
     }
     match role {
         FileRole::Source => 1.0,
+        // A request in Japanese (or Chinese, Korean) resembles every
+        // translation file of its language twice over: in meaning, and in
+        // the character pairs the keyword arm matches.
+        FileRole::Translation if code_intel_store::tokenize::has_cjk(query_lower) => TRANSLATION_PRIOR_CJK,
         FileRole::Test | FileRole::Translation => 0.5,
         FileRole::Docs => 0.6,
         FileRole::Example | FileRole::Declarations => 0.7,
@@ -232,5 +240,17 @@ mod tests {
         assert_eq!(prior(FileRole::Source, "anything"), 1.0);
         assert!(prior(FileRole::Declarations, "skip to the next song") < 1.0);
         assert_eq!(prior(FileRole::Declarations, "the Song type lacks a field"), 1.0);
+    }
+
+    #[test]
+    fn translations_weigh_less_against_a_request_in_their_script() {
+        // "The add-port button does not appear on the network page": every
+        // Japanese translation file resembles it in language alone.
+        let japanese = "ネットワーク画面にポート追加のボタンが出てこない";
+        assert_eq!(prior(FileRole::Translation, japanese), TRANSLATION_PRIOR_CJK);
+        assert!(TRANSLATION_PRIOR_CJK < prior(FileRole::Translation, "the add port button is missing"));
+        // Unless the request is about the wording itself.
+        assert_eq!(prior(FileRole::Translation, "ボタンの文言を変えたい"), 1.0);
+        assert_eq!(prior(FileRole::Source, japanese), 1.0);
     }
 }
