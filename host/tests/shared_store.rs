@@ -18,20 +18,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 use code_intel_core::{Chunk, ChunkedFile, Metadata};
 use code_intel_shared::SharedStore;
 use serde_json::Value;
-use services::Postgres;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
+use services::{Postgres, copy_dir};
 
 /// The English model's folder for these tests: all-MiniLM-L6-v2 from
 /// `CODE_INTEL_MINILM_MODEL_DIR` when set, else a folder that does not

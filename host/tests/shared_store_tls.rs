@@ -24,20 +24,7 @@ use std::process::{Command, Output};
 
 use code_intel_shared::SharedStore;
 use serde_json::Value;
-use services::{FrontMode, Postgres, TlsFront};
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
+use services::{FrontMode, Postgres, TlsFront, copy_dir};
 
 /// `code-intel index --json REPO` with the test model, `store` as the
 /// shared store and `env` set (no PG* variable of the caller's).
