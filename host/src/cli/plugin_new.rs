@@ -46,9 +46,9 @@ const VENDORED_CRATES: &str = "vendor/crates";
 
 /// The SDK's third-party crates as `cargo vendor` writes them (one
 /// `<name>-<version>/` directory each, with its `.cargo-checksum.json`;
-/// tests, benches and examples left out), a tar.gz made by
+/// tests, benches and examples left out), a tar.zst made by
 /// `scripts/vendor-plugin-sdk` from the versions `plugins/Cargo.lock` pins.
-const VENDORED_CRATES_ARCHIVE: &[u8] = include_bytes!("plugin_template/vendor-crates.tar.gz");
+const VENDORED_CRATES_ARCHIVE: &[u8] = include_bytes!("plugin_template/vendor-crates.tar.zst");
 
 /// `.cargo/config.toml` of the new crate: crates.io replaced by `vendor/crates`.
 const CARGO_CONFIG: &str = include_str!("plugin_template/cargo-config.toml");
@@ -201,12 +201,18 @@ fn write_vendored_sdk(dir: &Path, name: &str, crates: bool) -> Result<(), String
     if crates {
         let target = dir.join(VENDORED_CRATES);
         fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
-        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(VENDORED_CRATES_ARCHIVE));
+        let mut archive = tar::Archive::new(vendored_crates()?);
         archive.set_preserve_mtime(false);
         archive.set_preserve_permissions(false);
         archive.unpack(&target).map_err(|e| format!("cannot write the SDK's crates into {}: {e}", target.display()))?;
     }
     Ok(())
+}
+
+/// The built-in archive of the SDK's crates, decompressed as it is read.
+fn vendored_crates() -> Result<impl std::io::Read, String> {
+    ruzstd::decoding::StreamingDecoder::new(VENDORED_CRATES_ARCHIVE)
+        .map_err(|e| format!("the SDK's built-in crates cannot be read ({e}); this build of code-intel is damaged: reinstall it, or use --no-vendor"))
 }
 
 /// A package of a `Cargo.lock`.
@@ -435,7 +441,7 @@ mod tests {
         wanted.sort();
         assert!(wanted.iter().any(|(dir, _)| dir.starts_with("wit-bindgen-0.")), "{wanted:?}");
 
-        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(VENDORED_CRATES_ARCHIVE));
+        let mut archive = tar::Archive::new(vendored_crates().unwrap());
         let mut built_in: Vec<(String, String)> = Vec::new();
         let mut files: Vec<String> = Vec::new();
         for entry in archive.entries().unwrap() {
