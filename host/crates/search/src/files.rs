@@ -12,8 +12,9 @@
 //!   the fused order is at least as good as the better arm in practice
 //!   (measured in `bench/retrieval`).
 //! - **Priors** ([`prior`]): tests, documentation, translations, fixtures,
-//!   examples and type declarations (`*.d.ts`) are rarely where the answer to a change request lives; they are
-//!   weighed down unless the query asks about them ("test", "docs", "翻訳"...).
+//!   examples, type declarations (`*.d.ts`) and style sheets are rarely
+//!   where the answer to a change request lives; they are weighed down
+//!   unless the query asks about them ("test", "docs", "翻訳", "colour"...).
 //!
 //! Results keep chunk granularity: each file's best chunks follow one another
 //! (at most [`CHUNKS_PER_FILE`]), files in fused order, each hit carrying its
@@ -83,6 +84,10 @@ pub enum FileRole {
     /// Type declarations only (`*.d.ts`, `*.pyi`): one large file that
     /// resembles every request a little, rarely where behaviour changes.
     Declarations,
+    /// Style sheets (`*.css`, `*.scss`, `*.less`, ...): hundreds of short
+    /// rules, each a near neighbour of any request to a model, holding the
+    /// answer only when the request is about how something looks.
+    Stylesheet,
 }
 
 /// The role of a repo-relative path, from its directories and name.
@@ -123,6 +128,9 @@ pub fn role(path: &str) -> FileRole {
     if name.ends_with(".d.ts") || ext == "pyi" {
         return FileRole::Declarations;
     }
+    if matches!(ext, "css" | "scss" | "sass" | "less" | "styl" | "pcss" | "postcss") {
+        return FileRole::Stylesheet;
+    }
     FileRole::Source
 }
 
@@ -143,11 +151,29 @@ const ASKS_FOR: &[(FileRole, &[&str])] = &[
         &["example", "examples", "fixture", "fixtures", "sample", "stub", "factory", "factories", "seed", "seeder", "seeders", "サンプル", "ダミーデータ", "テストデータ", "初期データ"],
     ),
     (FileRole::Declarations, &["type", "types", "typing", "typings", "interface", "declaration", "declarations", "型"]),
+    (
+        FileRole::Stylesheet,
+        &[
+            "css", "scss", "sass", "less", "style", "styles", "styling", "stylesheet", "color", "colors", "colour", "colours",
+            "font", "fonts", "margin", "margins", "padding", "spacing", "border", "borders", "shadow", "theme",
+            "themes", "dark", "contrast", "align", "aligned", "alignment", "centered", "centre", "center", "overflow",
+            "truncated", "width", "height", "responsive", "animation", "hover", "bold", "italic",
+            "appearance", "色", "カラー", "見た目", "デザイン", "スタイル", "フォント", "文字サイズ",
+            "余白", "背景", "影", "枠", "ダーク", "テーマ", "中央", "揃え", "幅", "高さ", "はみ出", "崩れ", "折り返",
+            "アニメーション", "太字", "レイアウト",
+        ],
+    ),
 ];
 
 /// What a translation file keeps of its score for a request in a language
 /// written in CJK characters, which its text matches by language alone.
 pub const TRANSLATION_PRIOR_CJK: f64 = 0.25;
+
+/// What a style sheet keeps of its score for a request that is not about
+/// how something looks: its short rules come near any request by meaning
+/// (a Japanese request about search ranking found `.dropdown-search` and
+/// `.text-center` first).
+pub const STYLESHEET_PRIOR: f64 = 0.5;
 
 /// How much a file of this role keeps of its fused score for this query:
 /// 1 for source, and for any role the query asks about.
@@ -175,6 +201,7 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
         FileRole::Test | FileRole::Translation => 0.5,
         FileRole::Docs => 0.6,
         FileRole::Example | FileRole::Declarations => 0.7,
+        FileRole::Stylesheet => STYLESHEET_PRIOR,
     }
 }
 
@@ -224,6 +251,9 @@ mod tests {
             ("src/app.pyi", FileRole::Declarations),
             ("resources/views/users/index.blade.php", FileRole::Source),
             ("app/Models/Latest.php", FileRole::Source),
+            ("resources/sass/_components.scss", FileRole::Stylesheet),
+            ("public/css/app.css", FileRole::Stylesheet),
+            ("tailwind.config.js", FileRole::Source),
         ] {
             assert_eq!(role(path), expected, "{path}");
         }
@@ -240,6 +270,9 @@ mod tests {
         assert_eq!(prior(FileRole::Source, "anything"), 1.0);
         assert!(prior(FileRole::Declarations, "skip to the next song") < 1.0);
         assert_eq!(prior(FileRole::Declarations, "the Song type lacks a field"), 1.0);
+        assert_eq!(prior(FileRole::Stylesheet, "検索結果の順位で見出しの単語は重く扱われますか"), STYLESHEET_PRIOR);
+        assert_eq!(prior(FileRole::Stylesheet, "make the sidebar links a darker colour"), 1.0);
+        assert_eq!(prior(FileRole::Stylesheet, "ボタンの色を緑に変えたい"), 1.0);
     }
 
     #[test]
