@@ -642,6 +642,9 @@ impl SharedStore {
         limit: usize,
     ) -> Result<SearchOutcome, String> {
         const DEPTH: i64 = 100;
+        // Chunks holding any of the rarer words ranked by `ts_rank_cd`
+        // (best by the words' weights first).
+        const SHORTLIST: i64 = 3 * DEPTH;
         const RRF_K: f64 = 60.0;
         let older = if self.additions.words_column {
             format!(
@@ -721,28 +724,32 @@ impl SharedStore {
             if several && rows.len() < usize::try_from(DEPTH).unwrap_or(100) {
                 let rare = rare_clauses(&weights);
                 if !rare.is_empty() {
-                    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&all];
                     let any = rare.iter().map(|w| format!("({})", w.clause)).collect::<Vec<_>>().join(" | ");
-                    params.push(&any);
-                    // Each clause parsed once (`t.q0`, `t.q1`, ...), then
-                    // weighed per candidate.
-                    let mut held = String::new();
-                    let mut parsed = String::new();
-                    for (i, ClauseWeight { clause, weight, .. }) in rare.iter().enumerate() {
-                        if i > 0 {
-                            held.push_str(" + ");
-                        }
-                        held.push_str(&format!("CASE WHEN c.words @@ t.q{i} THEN {weight:.6} ELSE 0 END"));
-                        parsed.push_str(&format!(", ${}::text::tsquery AS q{i}", params.len() + 1));
-                        params.push(clause);
+                    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&any];
+                    // Each clause's chunks through the GIN index alone (an
+                    // exact match needs no chunk's words read), summed per
+                    // chunk; only the shortlist's words are read, for
+                    // `ts_rank_cd`. Weighing every candidate's words in
+                    // place took 244 ms for a long request.
+                    let mut held = Vec::with_capacity(rare.len());
+                    for w in &rare {
+                        held.push(format!(
+                            "SELECT repository_id, path, chunk_id, {:.6}::float8 AS weight FROM repository_chunks WHERE words @@ ${}::text::tsquery",
+                            w.weight,
+                            params.len() + 1
+                        ));
+                        params.push(&w.clause);
                     }
+                    let held = held.join(" UNION ALL ");
                     any_rows = self.with(|c| {
                         c.query(
                             &format!(
-                                "SELECT {columns}, ({held}) + ts_rank_cd(c.words, t.q, 32)::float8 AS rank FROM repository_chunks c \
-                                 JOIN repositories r ON r.id = c.repository_id, \
-                                 (SELECT $1::text::tsquery AS every, $2::text::tsquery AS q{parsed}) t \
-                                 WHERE c.words @@ t.q AND NOT c.words @@ t.every \
+                                "WITH held AS ({held}), \
+                                 best AS (SELECT repository_id, path, chunk_id, sum(weight) AS weight FROM held GROUP BY 1, 2, 3 \
+                                          ORDER BY weight DESC, repository_id, path, chunk_id LIMIT {SHORTLIST}) \
+                                 SELECT {columns}, b.weight + ts_rank_cd(c.words, $1::text::tsquery, 32)::float8 AS rank FROM best b \
+                                 JOIN repository_chunks c ON c.repository_id = b.repository_id AND c.path = b.path AND c.chunk_id = b.chunk_id \
+                                 JOIN repositories r ON r.id = c.repository_id \
                                  ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}"
                             ),
                             &params,
