@@ -553,6 +553,24 @@ mod tests {
         }
     }
 
+    /// A chunk whose name is made of the request's words, or is the
+    /// identifier searched for, is ranked as a definition.
+    #[test]
+    fn definitions_go_up() {
+        let weights = code_intel_core::config::SearchWeights::default();
+        let mut defining = hit("a", "app/orders.py", 1, Some(0.2), None);
+        defining.name = "compute_order_total".into();
+        let other = hit("a", "app/cart.py", 1, Some(0.3), None);
+        let ranked = by_file("where do we compute the order total", vec![defining.clone(), other.clone()], &weights, 10);
+        assert_eq!(ranked[0].path, "app/orders.py");
+        let ranked = by_file("ComputeOrderTotal", vec![other.clone(), defining.clone()], &weights, 10);
+        assert_eq!(ranked[0].path, "app/orders.py", "the identifier searched for");
+        // A one-word name made of a request's word is too weak a sign.
+        defining.name = "compute".into();
+        let ranked = by_file("where do we compute the order total", vec![defining, other], &weights, 10);
+        assert_eq!(ranked[0].path, "app/cart.py");
+    }
+
     /// Files are ranked on the evidence of both arms, priors weigh tests
     /// down, each file shows at most its best chunks, and files of two
     /// repositories with the same path stay apart.
