@@ -369,19 +369,25 @@ fn query_terms(query: &str) -> HashSet<String> {
     terms
 }
 
-/// Does the chunk named `name` define what the request names, as local
-/// search judges it: its name is the identifier searched for, or a name of
+/// How surely the chunk named `name` defines what the request names, as
+/// local search judges it: 2 when its name is a compound identifier the
+/// request writes (`UserService` for "UserService rename") or the one word
+/// searched for, 1 when it is a name of
 /// at least two words all of them the request's (`compute_order_total` for
 /// "compute the order total"; a one-word name such as `send` is too weak a
-/// sign)?
-fn defines(name: &str, query: &str, terms: &HashSet<String>) -> bool {
-    use code_intel_store::tokenize::{normalize_identifier, split_identifier};
-    let trimmed = query.trim();
-    if !trimmed.is_empty() && !trimmed.contains(char::is_whitespace) && normalize_identifier(name) == normalize_identifier(trimmed) {
-        return true;
+/// sign), else 0.
+fn defines(name: &str, query: &str, terms: &HashSet<String>) -> u8 {
+    use code_intel_store::tokenize::{normalize_identifier, query_words, split_identifier};
+    let normalized = normalize_identifier(name);
+    let words = query_words(query);
+    // A compound identifier, or the one word searched for (`send` in a
+    // request in prose is no identifier the request writes).
+    let writes = |w: &&str| normalize_identifier(w) == normalized && (words.len() == 1 || split_identifier(w).len() >= 2);
+    if !normalized.is_empty() && words.iter().any(writes) {
+        return 2;
     }
     let parts: Vec<String> = split_identifier(name).iter().map(|p| p.to_lowercase()).filter(|p| p.len() > 1).collect();
-    parts.len() >= 2 && parts.iter().all(|p| terms.contains(p))
+    u8::from(parts.len() >= 2 && parts.iter().all(|p| terms.contains(p)))
 }
 
 /// The hits in file order (see [`ranked_search`]), at most `limit`.
@@ -396,7 +402,12 @@ fn by_file(
     let keyword = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.keyword_score.map(|s| (k.as_str(), s))));
     let vector = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.similarity.map(|s| (k.as_str(), s))));
     let terms = query_terms(query);
-    let defining = rank_files(hits.iter().zip(&keys).filter(|(h, _)| defines(&h.name, query, &terms)).map(|(h, k)| (k.as_str(), h.score)));
+    // Files defining what the request names: the surer sign first, then by
+    // the chunk's own fusion.
+    let defining = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| {
+        let sign = defines(&h.name, query, &terms);
+        (sign > 0).then(|| (k.as_str(), f64::from(sign) + h.score))
+    }));
     let mut fused = fuse_ranks(&[(&keyword, weights.keyword), (&vector, weights.vector), (&defining, weights.definition)]);
     let query_lower = query.to_lowercase();
     for (key, score) in &mut fused {
@@ -512,7 +523,7 @@ pub fn search(
     );
     if outcome.older_words > 0 {
         out.push_str(&format!(
-            "  note: {} of them were published by an older code-intel, whose words lack CJK character pairs; run `code-intel index` in each (or let CI publish them) to match them fully\n",
+            "  note: repositories last published by an older code-intel, whose words lack CJK character pairs: {}; run `code-intel index` in each (or let CI publish them) to match them fully\n",
             outcome.older_words
         ));
     }
@@ -567,8 +578,17 @@ mod tests {
         assert_eq!(ranked[0].path, "app/orders.py", "the identifier searched for");
         // A one-word name made of a request's word is too weak a sign.
         defining.name = "compute".into();
-        let ranked = by_file("where do we compute the order total", vec![defining, other], &weights, 10);
+        let ranked = by_file("where do we compute the order total", vec![defining.clone(), other.clone()], &weights, 10);
         assert_eq!(ranked[0].path, "app/cart.py");
+        // An identifier the request writes is a surer sign than a name made
+        // of its words.
+        let terms = query_terms("UserService rename");
+        assert_eq!(defines("UserService", "UserService rename", &terms), 2);
+        assert_eq!(defines("user_service", "UserService rename", &terms), 2);
+        assert_eq!(defines("rename_user", "UserService rename", &terms), 1);
+        assert_eq!(defines("rename", "UserService rename", &terms), 0);
+        assert_eq!(defines("send", "send", &query_terms("send")), 2);
+        assert_eq!(defines("send", "send the email", &query_terms("send the email")), 0);
     }
 
     /// Files are ranked on the evidence of both arms, priors weigh tests

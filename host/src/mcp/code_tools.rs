@@ -627,7 +627,7 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
     }
     if outcome.older_words > 0 {
         notes.push(format!(
-            "{} of the published repositories were published by an older code-intel, whose words lack CJK character pairs: publishing them again (`code-intel index`) lets every request match them fully",
+            "repositories last published by an older code-intel, whose words lack CJK character pairs: {}; publishing them again (`code-intel index`) lets every request match them fully",
             outcome.older_words
         ));
     }
