@@ -400,6 +400,7 @@ fn search_shared(cwd: &Path, store: &str, model_dir: &Path, query: &str) -> Outp
         .current_dir(cwd)
         .env("CODE_INTEL_SHARED_STORE", store)
         .env("CODE_INTEL_MODEL_DIR", model_dir)
+        .env("CODE_INTEL_ENGLISH_MODEL_DIR", english_model_dir())
         .env_remove("CODE_INTEL_EMBEDDING_ENDPOINT")
         .output()
         .unwrap()
@@ -423,6 +424,12 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
             .join("mini-repo"),
         &tools,
     );
+    // Japanese text, which the store matches by its character pairs.
+    std::fs::write(
+        shop.join("app/removal.py"),
+        "def confirm(user):\n    # ユーザーを削除する前に確認する\n    return user.active\n",
+    )
+    .unwrap();
     for repo in [&shop, &tools] {
         let r = report(&index(repo, &pg.url, &model_dir));
         assert_eq!(
@@ -448,8 +455,8 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
         );
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    // A question only the vectors answer (no shared words with the code).
-    let r = results("where do users log in");
+    // A question in other words than the code's.
+    let r = results("where do people sign in");
     assert_eq!(r["shared"]["repositories"], 2);
     assert_eq!(r["shared"]["vector_search"], "ready", "{r}");
     let top = &r["results"][0];
@@ -487,10 +494,62 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
     // of the chunks (every function of the Python fixtures says `def`),
     // keeping at least the three rarest the store knows.
     let store = code_intel_shared::SharedStore::connect(&pg.url).unwrap();
-    let words: Vec<String> = ["zebra", "def", "userservice", "rename", "self", "quokka"].map(String::from).to_vec();
-    let rare = store.rare_words(&words).unwrap();
-    assert!(!rare.iter().any(|w| w == "def" || w == "zebra" || w == "quokka"), "{rare:?}");
-    assert!(rare.contains(&"userservice".to_string()) && rare.contains(&"rename".to_string()), "{rare:?}");
+    let text = code_intel_shared::FullTextQuery::new("zebra def userservice rename self quokka");
+    let rare = store.any_word_clauses(&text).unwrap();
+    assert!(!rare.iter().any(|w| w == "'def'" || w == "'zebra'" || w == "'quokka'"), "{rare:?}");
+    for word in ["'userservice'", "'rename'"] {
+        assert!(rare.iter().any(|w| w.contains(word)), "{word} in {rare:?}");
+    }
+
+    // Words match as in the local index: a plain word also by its stem as
+    // a prefix (`renamed` finds `rename`), and no chunk needs to hold every
+    // word (`frobnicated` is in none): the rarer ones rank.
+    let r = results("renamed services frobnicated");
+    assert_eq!(
+        (r["results"][0]["repository"].as_str(), r["results"][0]["path"].as_str()),
+        (Some("tools"), Some("app/services.py")),
+        "{r}"
+    );
+    // A chunk's words are the local index's (identifiers and their parts),
+    // which an older code-intel's query (`to_tsquery('simple', ...)` of the
+    // lower-cased words and parts) still matches.
+    assert_ne!(
+        pg.psql("SELECT count(*) FROM repository_chunks WHERE words @@ to_tsquery('simple', 'userservice & user <-> service')"),
+        "0"
+    );
+    assert_eq!(r["shared"]["older_words"], 0, "{r}");
+    // A word inside a run of Japanese text, found by keyword.
+    let r = results("削除する前に");
+    let top = &r["results"][0];
+    assert_eq!((top["repository"].as_str(), top["path"].as_str()), (Some("shop"), Some("app/removal.py")), "{r}");
+    assert!(top["arms"].as_array().unwrap().iter().any(|a| a == "keyword"), "{r}");
+    // A repository published by an older code-intel (its chunks' words at
+    // version 1) is named until it is published again.
+    pg.psql("UPDATE repository_chunks SET words_version = 1 WHERE repository_id = (SELECT id FROM repositories WHERE name = 'shop')");
+    assert_eq!(results("削除する前に")["shared"]["older_words"], 1);
+    report(&index(&shop, &pg.url, &model_dir));
+    assert_eq!(results("削除する前に")["shared"]["older_words"], 0);
+
+    // A request in English is embedded by the English model once every
+    // repository has its vectors, as locally; one in Japanese by the main
+    // model; a repository published again without recording the English
+    // model's vectors (as an older code-intel publishes) sends every
+    // request to the main model.
+    if english_model_dir().is_dir() {
+        let model = |r: &Value| r["shared"]["vector_model"].as_str().unwrap_or_default().to_string();
+        let r = results("where do people sign in");
+        assert!(model(&r).contains("MiniLM"), "{r}");
+        assert_eq!(
+            (r["results"][0]["repository"].as_str(), r["results"][0]["path"].as_str()),
+            (Some("shop"), Some("app/auth/session.py")),
+            "{r}"
+        );
+        assert!(!model(&results("ユーザーのログイン")).contains("MiniLM"));
+        pg.psql("UPDATE repositories SET published_at = now() WHERE name = 'tools'");
+        assert!(!model(&results("where do people sign in")).contains("MiniLM"));
+        report(&index(&tools, &pg.url, &model_dir));
+        assert!(model(&results("where do people sign in")).contains("MiniLM"));
+    }
 
     // A checkout named by config `shared_repository` (what tells apart two
     // clones whose remotes are local paths ending in the same folder).
@@ -678,11 +737,12 @@ fn semantic_search_with_shared_searches_every_published_repository() {
     );
     assert!(text.contains("tools  app/services.py:"), "{text}");
 
-    // A question only the vectors answer: found in this repository, once
-    // the model has loaded (a search waits for it only briefly).
+    // A question in other words than the code's: found in this
+    // repository, once the model has loaded (a search waits for it only
+    // briefly).
     let mut answer = Value::Null;
     for _ in 0..60 {
-        let (error, r, text) = serve.search(serde_json::json!({"query": "where do users log in", "shared": true, "n_results": 5}));
+        let (error, r, text) = serve.search(serde_json::json!({"query": "where do people sign in", "shared": true, "n_results": 5}));
         assert!(!error, "{text}");
         answer = r;
         if answer["vector_search"] == "ready" {

@@ -175,6 +175,7 @@ fn index(args: &IndexArgs) -> Result<String, String> {
         }
     }
     let vectors = vectors_dir(&config::state_dir(&root));
+    let published_as = super::shared::repository_name(&root, config.shared_repository.as_deref());
     let embedding = match model {
         None => Embedding::Skipped,
         Some(_) if report.cancelled => Embedding::Skipped,
@@ -187,7 +188,7 @@ fn index(args: &IndexArgs) -> Result<String, String> {
                 &mut store,
                 model,
                 shared.as_ref().map(|s| (s, &mut shared_report)),
-                Some(&super::shared::repository_name(&root, config.shared_repository.as_deref())),
+                Some((&published_as, true)),
                 // The English model's vectors stay (it loads meanwhile).
                 english_model.as_ref().and_then(|m| m.wait(MODEL_WAIT).encoder().map(|e| e.info().key.clone())),
             )?,
@@ -207,7 +208,7 @@ fn index(args: &IndexArgs) -> Result<String, String> {
                 Some(done) => done,
                 // A failure here leaves the main model's index as it is:
                 // reported, not fatal.
-                None => embed(&dir, &mut store, model, shared.as_ref().map(|s| (s, &mut shared_report)), None, main.model_key())
+                None => embed(&dir, &mut store, model, shared.as_ref().map(|s| (s, &mut shared_report)), Some((&published_as, false)), main.model_key())
                     .unwrap_or_else(Embedding::Unavailable),
             }
             .unless_same_model_as(main)
@@ -342,13 +343,15 @@ fn nothing_to_embed(store: &Store, resolve_options: &ResolveOptions, dir: &Path)
 /// library calls as the server's background pass), then brings the vector
 /// index snapshot up to date.
 /// `dir`: the model's vector folder; `published_as`: the repository's name
-/// in the shared store, published after the vectors (the main model's pass).
+/// in the shared store and whether this pass publishes its chunks after the
+/// vectors (the main model's pass); every pass then records that the
+/// repository's chunks have this model's vectors in the store.
 fn embed(
     dir: &Path,
     store: &mut Store,
     model: ModelHandle,
     mut shared: Option<(&code_intel_shared::SharedStore, &mut super::shared::SharedReport)>,
-    published_as: Option<&str>,
+    published_as: Option<(&str, bool)>,
     also_keep: Option<ModelKey>,
 ) -> Result<Embedding, String> {
     let spinner = ProgressBar::new_spinner();
@@ -382,8 +385,12 @@ fn embed(
     let report = report.map_err(|e| format!("embedding failed: {e}"))?;
     if let Some((shared, shared_report)) = shared.as_mut() {
         super::shared::publish_vectors(shared, store, &encoder, shared_report);
-        if let Some(name) = published_as {
-            super::shared::publish_repository(shared, store, name, shared_report);
+        if let Some((name, publish)) = published_as {
+            if publish {
+                super::shared::publish_repository(shared, store, name, shared_report);
+            }
+            let complete = !report.cancelled && report.coverage.embedded_chunks >= report.coverage.total_chunks;
+            super::shared::mark_vectors(shared, &encoder, complete, name, shared_report);
         }
     }
     // Brings the vector index up to date now rather than at the first

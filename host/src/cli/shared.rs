@@ -255,7 +255,7 @@ pub fn publish_repository(
                     continue;
                 };
                 let c = &stored.chunk;
-                let words = code_intel_shared::code_words(&format!(
+                let words = code_intel_shared::chunk_words(&format!(
                     "{} {} {} {}",
                     stored.path,
                     c.name,
@@ -287,18 +287,57 @@ pub fn publish_repository(
     }
 }
 
+/// After a model's vectors were published: records that every chunk of
+/// the repository published as `name` has a vector of `encoder`'s model in
+/// the store, when the local index has one for each and none failed to
+/// publish (organisation-wide search routes a request to the English
+/// model's vectors only when every repository has them).
+pub fn mark_vectors(
+    shared: &SharedStore,
+    encoder: &Encoder,
+    complete: bool,
+    name: &str,
+    report: &mut SharedReport,
+) {
+    if !complete || report.errors.iter().any(|e| e.starts_with("publishing vectors") || e.starts_with("publishing the repository")) {
+        return;
+    }
+    if let Err(e) = shared.mark_vectors(name, &encoder.info().key.to_string()) {
+        report.errors.push(format!("recording the vectors of {name}: {e}"));
+    }
+}
+
 /// Candidate hits asked of the store per search (each arm gives at most
 /// 100 chunks): enough for the file ranking to reorder.
 const SHARED_CANDIDATES: usize = 200;
 
+/// Whether organisation-wide search embeds `query` with the English model
+/// whose key is `english_key` rather than the main model `main_key`: a
+/// request written in English (`semantic::is_english`), as local search
+/// routes it, when the English model is another model and every published
+/// repository has its vectors for all its chunks
+/// ([`SharedStore::covers`]); otherwise some repositories would have no
+/// vector hits at all.
+///
+/// # Errors
+/// Database errors.
+pub fn use_english(shared: &SharedStore, query: &str, english_key: &str, main_key: Option<&str>) -> Result<bool, String> {
+    if !code_intel_search::semantic::is_english(query) || main_key == Some(english_key) {
+        return Ok(false);
+    }
+    shared.covers(english_key)
+}
+
 /// Organisation-wide search ranked as local search ranks its own hits
-/// (`code_intel_search::files`): a Japanese request's keyword arm also asks
-/// for the English words of its software vocabulary
+/// (`code_intel_search::files`): the request's words matched as the local
+/// index matches them (`code_intel_shared::words`), a Japanese request's
+/// also in the English words of its software vocabulary
 /// (`code_intel_search::glossary`); each arm's files (repository and path)
 /// are ranked on all their chunks and fused by reciprocal rank with the
-/// configured weights, times the file's prior (tests, docs, translations
-/// weighed down unless asked for); each file's best chunks follow one
-/// another. At most `limit` hits.
+/// configured weights, together with the files defining what the request
+/// names, times the file's prior (tests, docs, translations weighed down
+/// unless asked for); each file's best chunks follow one another. At most
+/// `limit` hits.
 ///
 /// # Errors
 /// Database errors.
@@ -311,9 +350,44 @@ pub fn ranked_search(
 ) -> Result<code_intel_shared::SearchOutcome, String> {
     let terms = code_intel_search::glossary::english_terms(query);
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
-    let mut outcome = store.search(&words, vector, SHARED_CANDIDATES)?;
+    let text = code_intel_shared::FullTextQuery::new(&words);
+    let mut outcome = store.search(&text, vector, SHARED_CANDIDATES)?;
     outcome.hits = by_file(query, std::mem::take(&mut outcome.hits), weights, limit);
     Ok(outcome)
+}
+
+/// The request's words, lower-cased, identifiers also split into parts.
+fn query_terms(query: &str) -> HashSet<String> {
+    use code_intel_store::tokenize::{query_words, split_identifier};
+    let mut terms = HashSet::new();
+    for word in query_words(query) {
+        terms.insert(word.to_lowercase());
+        for part in split_identifier(word) {
+            terms.insert(part.to_lowercase());
+        }
+    }
+    terms
+}
+
+/// How surely the chunk named `name` defines what the request names, as
+/// local search judges it: 2 when its name is a compound identifier the
+/// request writes (`UserService` for "UserService rename") or the one word
+/// searched for, 1 when it is a name of
+/// at least two words all of them the request's (`compute_order_total` for
+/// "compute the order total"; a one-word name such as `send` is too weak a
+/// sign), else 0.
+fn defines(name: &str, query: &str, terms: &HashSet<String>) -> u8 {
+    use code_intel_store::tokenize::{normalize_identifier, query_words, split_identifier};
+    let normalized = normalize_identifier(name);
+    let words = query_words(query);
+    // A compound identifier, or the one word searched for (`send` in a
+    // request in prose is no identifier the request writes).
+    let writes = |w: &&str| normalize_identifier(w) == normalized && (words.len() == 1 || split_identifier(w).len() >= 2);
+    if !normalized.is_empty() && words.iter().any(writes) {
+        return 2;
+    }
+    let parts: Vec<String> = split_identifier(name).iter().map(|p| p.to_lowercase()).filter(|p| p.len() > 1).collect();
+    u8::from(parts.len() >= 2 && parts.iter().all(|p| terms.contains(p)))
 }
 
 /// The hits in file order (see [`ranked_search`]), at most `limit`.
@@ -327,7 +401,14 @@ fn by_file(
     let keys: Vec<String> = hits.iter().map(|h| format!("{}\n{}", h.repository, h.path)).collect();
     let keyword = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.keyword_score.map(|s| (k.as_str(), s))));
     let vector = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.similarity.map(|s| (k.as_str(), s))));
-    let mut fused = fuse_ranks(&[(&keyword, weights.keyword), (&vector, weights.vector)]);
+    let terms = query_terms(query);
+    // Files defining what the request names: the surer sign first, then by
+    // the chunk's own fusion.
+    let defining = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| {
+        let sign = defines(&h.name, query, &terms);
+        (sign > 0).then(|| (k.as_str(), f64::from(sign) + h.score))
+    }));
+    let mut fused = fuse_ranks(&[(&keyword, weights.keyword), (&vector, weights.vector), (&defining, weights.definition)]);
     let query_lower = query.to_lowercase();
     for (key, score) in &mut fused {
         let path = key.split_once('\n').map_or(key.as_str(), |(_, p)| p);
@@ -375,13 +456,34 @@ pub fn search(
             return Ok(None);
         }
     };
-    let model = code_intel_embed::ModelHandle::load_blocking(
-        &code_intel_embed::ResolveOptions::new(Some(&config.embedding_model), Some(root))
-            .with_endpoint(config.embedding_endpoint.as_deref()),
-        &code_intel_embed::EncoderOptions::default(),
-    );
-    let state = model.state();
-    let embedded = match state.encoder() {
+    // A request in English is embedded by the English model when every
+    // published repository has its vectors (`use_english`), else by the
+    // main model.
+    let english = if code_intel_search::semantic::is_english(query) {
+        code_intel_search::semantic::english_model_options(config, root)
+            .map(|o| code_intel_embed::ModelHandle::load_blocking(&o, &code_intel_embed::EncoderOptions::default()).state())
+            .and_then(|s| s.encoder().cloned())
+    } else {
+        None
+    };
+    let english = match english {
+        Some(encoder) if use_english(&shared, query, &encoder.info().key.to_string(), None)? => Some(encoder),
+        _ => None,
+    };
+    let main_state = if english.is_some() {
+        None
+    } else {
+        Some(
+            code_intel_embed::ModelHandle::load_blocking(
+                &code_intel_embed::ResolveOptions::new(Some(&config.embedding_model), Some(root))
+                    .with_endpoint(config.embedding_endpoint.as_deref()),
+                &code_intel_embed::EncoderOptions::default(),
+            )
+            .state(),
+        )
+    };
+    let encoder = english.or_else(|| main_state.as_ref().and_then(|s| s.encoder().cloned()));
+    let embedded = match &encoder {
         Some(encoder) => match encoder.embed_query(query) {
             Ok(v) => Some((encoder.info().key.to_string(), v)),
             Err(e) => {
@@ -400,12 +502,12 @@ pub fn search(
         limit.max(1),
     )?;
     let query_ms = started.elapsed().as_secs_f64() * 1000.0;
-    if embedded.is_none() && state.encoder().is_none() {
+    if let Some(state) = main_state.as_ref().filter(|s| s.encoder().is_none()) {
         outcome.vector_status = format!("unavailable: {}", state.status());
     }
     if json {
         let value = serde_json::json!({
-            "shared": { "store": shared.shown(), "repositories": outcome.repositories, "vector_search": outcome.vector_status, "query_ms": query_ms },
+            "shared": { "store": shared.shown(), "repositories": outcome.repositories, "older_words": outcome.older_words, "vector_search": outcome.vector_status, "vector_model": embedded.as_ref().map(|(k, _)| k), "query_ms": query_ms },
             "results": outcome.hits,
         });
         return Ok(Some(
@@ -419,6 +521,12 @@ pub fn search(
         shared.shown(),
         outcome.vector_status
     );
+    if outcome.older_words > 0 {
+        out.push_str(&format!(
+            "  note: repositories last published by an older code-intel, whose words lack CJK character pairs: {}; run `code-intel index` in each (or let CI publish them) to match them fully\n",
+            outcome.older_words
+        ));
+    }
     for (i, h) in outcome.hits.iter().enumerate() {
         out.push_str(&format!(
             "{:>3}. {}  {}:{}-{}  {} {}  [{}]\n",
@@ -454,6 +562,33 @@ mod tests {
             keyword_score: keyword,
             similarity,
         }
+    }
+
+    /// A chunk whose name is made of the request's words, or is the
+    /// identifier searched for, is ranked as a definition.
+    #[test]
+    fn definitions_go_up() {
+        let weights = code_intel_core::config::SearchWeights::default();
+        let mut defining = hit("a", "app/orders.py", 1, Some(0.2), None);
+        defining.name = "compute_order_total".into();
+        let other = hit("a", "app/cart.py", 1, Some(0.3), None);
+        let ranked = by_file("where do we compute the order total", vec![defining.clone(), other.clone()], &weights, 10);
+        assert_eq!(ranked[0].path, "app/orders.py");
+        let ranked = by_file("ComputeOrderTotal", vec![other.clone(), defining.clone()], &weights, 10);
+        assert_eq!(ranked[0].path, "app/orders.py", "the identifier searched for");
+        // A one-word name made of a request's word is too weak a sign.
+        defining.name = "compute".into();
+        let ranked = by_file("where do we compute the order total", vec![defining.clone(), other.clone()], &weights, 10);
+        assert_eq!(ranked[0].path, "app/cart.py");
+        // An identifier the request writes is a surer sign than a name made
+        // of its words.
+        let terms = query_terms("UserService rename");
+        assert_eq!(defines("UserService", "UserService rename", &terms), 2);
+        assert_eq!(defines("user_service", "UserService rename", &terms), 2);
+        assert_eq!(defines("rename_user", "UserService rename", &terms), 1);
+        assert_eq!(defines("rename", "UserService rename", &terms), 0);
+        assert_eq!(defines("send", "send", &query_terms("send")), 2);
+        assert_eq!(defines("send", "send the email", &query_terms("send the email")), 0);
     }
 
     /// Files are ranked on the evidence of both arms, priors weigh tests

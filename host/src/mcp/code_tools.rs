@@ -625,6 +625,12 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
             outcome.repositories, answer.store
         ));
     }
+    if outcome.older_words > 0 {
+        notes.push(format!(
+            "repositories last published by an older code-intel, whose words lack CJK character pairs: {}; publishing them again (`code-intel index`) lets every request match them fully",
+            outcome.older_words
+        ));
+    }
     let result = SemanticSearchResult {
         query,
         collection: "forest".to_string(),

@@ -133,7 +133,27 @@ pub fn search(state: &ServerState, query: &str, limit: usize) -> Result<Answer, 
     let connection = state.shared_connection();
     let mut store = connection.store(&url, false)?;
 
-    let (encoder, model) = state.vectors().encoder(code_intel_search::semantic::MODEL_WAIT);
+    let vectors = state.vectors();
+    let (main, model) = vectors.encoder(code_intel_search::semantic::MODEL_WAIT);
+    // A request in English goes to the English model's vectors when every
+    // published repository has them, as locally (`cli::shared::use_english`).
+    let english = match vectors.english() {
+        Some(side) if code_intel_search::semantic::is_english(query) => side.encoder(code_intel_search::semantic::MODEL_WAIT).0,
+        _ => None,
+    };
+    let english = match english {
+        Some(e) => {
+            let main_key = main.as_ref().map(|m| m.info().key.to_string());
+            match crate::cli::shared::use_english(&store, query, &e.info().key.to_string(), main_key.as_deref()) {
+                Ok(true) => Some(e),
+                Ok(false) => None,
+                // The connection may have broken: the search below tries again.
+                Err(_) => None,
+            }
+        }
+        None => None,
+    };
+    let encoder = english.or(main);
     let mut vector_note = None;
     let embedded = match &encoder {
         Some(encoder) => match encoder.embed_query(query) {

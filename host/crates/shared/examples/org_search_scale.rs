@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::io::BufRead;
 use std::time::Instant;
 
-use code_intel_shared::{RepoChunk, SharedStore, code_words};
+use code_intel_shared::{FullTextQuery, RepoChunk, SharedStore, chunk_words, code_words};
 
 const DIM: usize = 384;
 const MODEL: &str = "standin-hashing-384@bench";
@@ -77,7 +77,7 @@ fn main() {
                 vectors.push((hash.clone(), hash_vector(&content)));
             }
             chunks.push(RepoChunk {
-                words: code_words(&format!("{} {} {} {}", s("path"), s("name"), s("qualified_name"), content)),
+                words: chunk_words(&format!("{} {} {} {}", s("path"), s("name"), s("qualified_name"), content)),
                 path: s("path"),
                 chunk_id: s("chunk_id"),
                 kind: s("kind"),
@@ -99,7 +99,7 @@ fn main() {
         let v = hash_vector(q);
         for _ in 0..3 {
             let t = Instant::now();
-            let outcome = store.search(q, Some((MODEL, &v)), 10).unwrap();
+            let outcome = store.search(&FullTextQuery::new(q), Some((MODEL, &v)), 10).unwrap();
             let elapsed = t.elapsed().as_secs_f64() * 1000.0;
             ms.push(elapsed);
             let top = outcome.hits.first();

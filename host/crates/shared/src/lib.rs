@@ -37,6 +37,9 @@ use postgres::{Client, NoTls};
 use sha2::{Digest, Sha256};
 
 pub mod tls;
+pub mod words;
+
+pub use words::{FullTextQuery, WORDS_VERSION, chunk_words};
 
 /// Environment variable holding the store's URL; overrides config `shared_store`.
 pub const STORE_ENV: &str = "CODE_INTEL_SHARED_STORE";
@@ -103,6 +106,8 @@ fn hex(bytes: &[u8]) -> String {
 pub struct SharedStore {
     client: Mutex<Client>,
     shown: String,
+    /// What this version added to the schema is there (see [`Additions`]).
+    additions: Additions,
     /// Calls made on the connection (each one round trip or a few).
     calls: std::sync::atomic::AtomicU64,
 }
@@ -328,9 +333,11 @@ impl SharedStore {
                 "CREATE INDEX IF NOT EXISTS chunk_lists_by_path ON chunk_lists (chunker_key, path, published_at DESC)",
             );
         }
+        let additions = ensure_additions(&mut client);
         Ok(Self {
             client: Mutex::new(client),
             shown,
+            additions,
             calls: std::sync::atomic::AtomicU64::new(0),
         })
     }
@@ -572,25 +579,32 @@ impl SharedStore {
                 )?
                 .get(0);
             tx.execute("DELETE FROM repository_chunks WHERE repository_id = $1", &[&id])?;
+            let columns = if self.additions.words_column { ", words_version" } else { "" };
+            let version = WORDS_VERSION;
             for batch in chunks.chunks(BATCH / 2) {
-                let mut sql = String::from(
-                    "INSERT INTO repository_chunks (repository_id, path, chunk_id, kind, name, start_line, end_line, content_hash, words) VALUES ",
+                let mut sql = format!(
+                    "INSERT INTO repository_chunks (repository_id, path, chunk_id, kind, name, start_line, end_line, content_hash, words{columns}) VALUES "
                 );
                 let mut params: Vec<&(dyn ToSql + Sync)> = vec![&id];
+                if self.additions.words_column {
+                    params.push(&version);
+                }
+                let first = params.len() + 1;
                 for (i, chunk) in batch.iter().enumerate() {
-                    let n = 2 + i * 8;
+                    let n = first + i * 8;
                     if i > 0 {
                         sql.push(',');
                     }
                     sql.push_str(&format!(
-                        "($1, ${n}, ${}, ${}, ${}, ${}, ${}, ${}, to_tsvector('simple', ${}))",
+                        "($1, ${n}, ${}, ${}, ${}, ${}, ${}, ${}, ${}::text::tsvector{})",
                         n + 1,
                         n + 2,
                         n + 3,
                         n + 4,
                         n + 5,
                         n + 6,
-                        n + 7
+                        n + 7,
+                        if self.additions.words_column { ", $2" } else { "" }
                     ));
                     params.extend_from_slice(&[
                         &chunk.path as &(dyn ToSql + Sync),
@@ -611,34 +625,48 @@ impl SharedStore {
         })
     }
 
-    /// Searches every published repository: the words of `query` in the
-    /// chunks' words (PostgreSQL full text, every word, else any word,
-    /// ranked by `ts_rank_cd`), and, given the query's vector under a model key, the
-    /// nearest chunk texts of that model (pgvector HNSW, cosine), fused by
-    /// reciprocal rank. At most `limit` hits.
+    /// Searches every published repository: the words of `text` in the
+    /// chunks' words (PostgreSQL full text: chunks holding every word,
+    /// ranked by `ts_rank_cd`, else, when none does, chunks holding any of
+    /// its rarer words, ranked by the BM25 weights of the words each holds
+    /// and then by `ts_rank_cd`), and, given the query's vector
+    /// under a model key, the nearest chunk texts of that model (pgvector
+    /// HNSW, cosine), fused by reciprocal rank. At most `limit` hits.
     ///
     /// # Errors
     /// Database errors.
     pub fn search(
         &self,
-        query: &str,
+        text: &FullTextQuery,
         vector: Option<(&str, &[f32])>,
         limit: usize,
     ) -> Result<SearchOutcome, String> {
         const DEPTH: i64 = 100;
+        // Chunks holding any of the rarer words ranked by `ts_rank_cd`
+        // (best by the words' weights first).
+        const SHORTLIST: i64 = 3 * DEPTH;
         const RRF_K: f64 = 60.0;
+        let older = if self.additions.words_column {
+            format!(
+                "(SELECT count(DISTINCT repository_id) FROM repository_chunks WHERE words_version < {WORDS_VERSION})"
+            )
+        } else {
+            "(SELECT count(*) FROM repositories)".to_string()
+        };
+        let row = self.with(|c| {
+            c.query_one(&format!("SELECT (SELECT count(*) FROM repositories), {older}"), &[])
+        })?;
         let mut outcome = SearchOutcome {
-            repositories: self
-                .with(|c| c.query_one("SELECT count(*) FROM repositories", &[]))?
-                .get(0),
+            repositories: row.get(0),
+            older_words: row.get(1),
             ..SearchOutcome::default()
         };
         let mut fused: HashMap<(String, String, String), SharedHit> = HashMap::new();
         let columns = "r.name, c.path, c.chunk_id, c.kind, c.name, c.start_line, c.end_line";
         // Rows arrive best first; a chunk's rank is its first row's place.
-        let mut add = |rows: &[postgres::Row], arm: &'static str| {
+        let mut add = |rows: &[postgres::Row], scores: &[f64], arm: &'static str| {
             let mut rank = 0usize;
-            for row in rows {
+            for (row, score) in rows.iter().zip(scores) {
                 let key = (
                     row.get::<_, String>(0),
                     row.get::<_, String>(1),
@@ -661,44 +689,78 @@ impl SharedStore {
                     hit.score += 1.0 / (RRF_K + rank as f64 + 1.0);
                     hit.arms.push(arm);
                     rank += 1;
-                    // Column 7: the arm's own score.
                     if arm == "keyword" {
-                        hit.keyword_score = Some(f64::from(row.get::<_, f32>(7)));
+                        hit.keyword_score = Some(*score);
                     } else {
-                        hit.similarity = Some(row.get::<_, f64>(7));
+                        hit.similarity = Some(*score);
                     }
                 }
             }
         };
 
-        // Chunks holding every word; only when none does, any word (as the
-        // local index's lexical search). An any-word query of common code
-        // words matches a large share of all chunks, each of which
-        // `ts_rank_cd` would rank.
-        let words = query_words(query);
-        for joiner in [" & ", " | "] {
-            if words.is_empty() || (joiner == " | " && words.len() == 1) {
-                break;
-            }
-            let tsquery = if joiner == " | " {
-                self.rare_words(&words)?.join(joiner)
-            } else {
-                words.join(joiner)
-            };
+        // Chunks holding every word; only when none does, chunks holding any
+        // of the rarer words (an any-word query of common code words would
+        // match a large share of all chunks). Following a few chunks holding
+        // every word with any-word ones, as the local index's lexical
+        // search does below 50, measured no better on the retrieval
+        // benchmark and cost a short request about 20 ms.
+        if let Some(all) = text.all() {
             let rows = self.with(|c| {
                 c.query(
                     &format!(
-                        "SELECT {columns}, ts_rank_cd(c.words, q) AS rank FROM repository_chunks c \
-                         JOIN repositories r ON r.id = c.repository_id, to_tsquery('simple', $1) q \
-                         WHERE c.words @@ q ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}"
+                        "SELECT {columns}, ts_rank_cd(c.words, t.q, 32)::float8 AS rank FROM repository_chunks c \
+                         JOIN repositories r ON r.id = c.repository_id, (SELECT $1::text::tsquery AS q) t \
+                         WHERE c.words @@ t.q ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}"
                     ),
-                    &[&tsquery],
+                    &[&all],
                 )
             })?;
-            if !rows.is_empty() {
-                add(&rows, "keyword");
-                break;
+            let several = text.clauses.len() > 1;
+            let scores: Vec<f64> = rows.iter().map(|r| r.get::<_, f64>(7)).collect();
+            let mut any_rows = Vec::new();
+            let mut any_scores = Vec::new();
+            if several && rows.is_empty() {
+                let rare = rare_clauses(&self.clause_weights(&text.clauses)?);
+                if !rare.is_empty() {
+                    let any = rare.iter().map(|w| format!("({})", w.clause)).collect::<Vec<_>>().join(" | ");
+                    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&any];
+                    // Each clause's chunks through the GIN index alone (an
+                    // exact match needs no chunk's words read), summed per
+                    // chunk; only the shortlist's words are read, for
+                    // `ts_rank_cd`. Weighing every candidate's words in
+                    // place took 244 ms for a long request.
+                    let mut held = Vec::with_capacity(rare.len());
+                    for w in &rare {
+                        held.push(format!(
+                            "SELECT repository_id, path, chunk_id, {:.6}::float8 AS weight FROM repository_chunks WHERE words @@ ${}::text::tsquery",
+                            w.weight,
+                            params.len() + 1
+                        ));
+                        params.push(&w.clause);
+                    }
+                    let held = held.join(" UNION ALL ");
+                    any_rows = self.with(|c| {
+                        c.query(
+                            &format!(
+                                "WITH held AS ({held}), \
+                                 best AS (SELECT repository_id, path, chunk_id, sum(weight) AS weight FROM held GROUP BY 1, 2, 3 \
+                                          ORDER BY weight DESC, repository_id, path, chunk_id LIMIT {SHORTLIST}) \
+                                 SELECT {columns}, b.weight + ts_rank_cd(c.words, $1::text::tsquery, 32)::float8 AS rank FROM best b \
+                                 JOIN repository_chunks c ON c.repository_id = b.repository_id AND c.path = b.path AND c.chunk_id = b.chunk_id \
+                                 JOIN repositories r ON r.id = c.repository_id \
+                                 ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}"
+                            ),
+                            &params,
+                        )
+                    })?;
+                    any_scores = any_rows.iter().map(|r| r.get::<_, f64>(7)).collect();
+                }
             }
+            let mut rows = rows;
+            rows.extend(any_rows);
+            let mut scores = scores;
+            scores.extend(any_scores);
+            add(&rows, &scores, "keyword");
         }
 
         match vector {
@@ -733,7 +795,8 @@ impl SharedStore {
                                 tx.commit()?;
                                 Ok(rows)
                             })?;
-                            add(&rows, "vector");
+                            let similarities: Vec<f64> = rows.iter().map(|r| r.get::<_, f64>(7)).collect();
+                            add(&rows, &similarities, "vector");
                             outcome.vector_status = "ready".to_string();
                         } else {
                             outcome.vector_status = format!(
@@ -755,50 +818,89 @@ impl SharedStore {
         Ok(outcome)
     }
 
-    /// The words of an any-word query worth ranking by: those in fewer
-    /// than [`COMMON_SHARE`] of the published chunks (at least the
-    /// [`RARE_WORDS_KEPT`] rarest that some chunk holds). A request in prose holds words found
-    /// in a large share of all code (`error`, `file`, `user`); matching
-    /// any of them makes `ts_rank_cd` rank most chunks (664 ms for one
-    /// such request over four repositories), while they hardly move the
-    /// ranking (the local index leaves words in half of its chunks out of
-    /// ranking likewise).
+    /// The clauses of `text` an any-word search ranks by (see
+    /// [`rare_clauses`]), rarest first.
     ///
     /// # Errors
     /// Database errors.
-    pub fn rare_words(&self, words: &[String]) -> Result<Vec<String>, String> {
-        if words.len() <= RARE_WORDS_KEPT {
-            return Ok(words.to_vec());
-        }
+    pub fn any_word_clauses(&self, text: &FullTextQuery) -> Result<Vec<String>, String> {
+        Ok(rare_clauses(&self.clause_weights(&text.clauses)?).into_iter().map(|w| w.clause).collect())
+    }
+
+    /// Each clause with the number of published chunks holding it (one
+    /// count per clause through the GIN index) and its weight: the inverse
+    /// document frequency BM25 gives a word, `ln(1 + (N - n + 0.5) / (n +
+    /// 0.5))` for `n` of `N` chunks.
+    ///
+    /// # Errors
+    /// Database errors.
+    fn clause_weights(&self, clauses: &[String]) -> Result<Vec<ClauseWeight>, String> {
         let rows = self.with(|c| {
             c.query(
-                "SELECT w, (SELECT count(*) FROM repository_chunks c WHERE c.words @@ to_tsquery('simple', w)), \
+                "SELECT w, (SELECT count(*) FROM repository_chunks c WHERE c.words @@ w::tsquery), \
                         (SELECT CASE WHEN reltuples > 0 THEN reltuples::float8 \
                                      ELSE (SELECT greatest(count(*), 1)::float8 FROM repository_chunks) END \
                          FROM pg_class WHERE relname = 'repository_chunks') \
-                 FROM unnest($1::text[]) AS w",
-                &[&words],
+                 FROM unnest($1::text[]) WITH ORDINALITY AS q(w, i) ORDER BY i",
+                &[&clauses],
             )
         })?;
-        // Words no chunk holds match nothing: the rarest kept are words
-        // the store knows.
-        let mut counted: Vec<(String, i64, f64)> = rows
-            .iter()
-            .map(|r| (r.get(0), r.get(1), r.get::<_, Option<f64>>(2).unwrap_or(1.0)))
-            .filter(|(_, n, _)| *n > 0)
-            .collect();
-        if counted.is_empty() {
-            return Ok(words.to_vec());
-        }
-        counted.sort_by_key(|(_, n, _)| *n);
         #[allow(clippy::cast_precision_loss)]
-        let rare: Vec<String> = counted
+        Ok(rows
             .iter()
-            .enumerate()
-            .filter(|(i, (_, n, total))| *i < RARE_WORDS_KEPT || (*n as f64) < total * COMMON_SHARE)
-            .map(|(_, (w, _, _))| w.clone())
-            .collect();
-        Ok(rare)
+            .map(|r| {
+                let count: i64 = r.get(1);
+                let total = r.get::<_, Option<f64>>(2).unwrap_or(1.0).max(count as f64);
+                let n = count as f64;
+                ClauseWeight {
+                    clause: r.get(0),
+                    count,
+                    weight: (1.0 + (total - n + 0.5) / (n + 0.5)).ln(),
+                    common: n >= total * COMMON_SHARE,
+                }
+            })
+            .collect())
+    }
+
+    /// Records that every chunk published under `name` has a vector of
+    /// the model `key` in the store, as of its last publication. Whether it
+    /// was recorded (not when the store lacks the table or the repository).
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn mark_vectors(&self, name: &str, key: &str) -> Result<bool, String> {
+        if !self.additions.vectors_table {
+            return Ok(false);
+        }
+        let n = self.with(|c| {
+            c.execute(
+                "INSERT INTO repository_vectors (repository_id, model_id, published_at) \
+                 SELECT r.id, m.id, r.published_at FROM repositories r, models m WHERE r.name = $1 AND m.key = $2 \
+                 ON CONFLICT (repository_id, model_id) DO UPDATE SET published_at = excluded.published_at",
+                &[&name, &key],
+            )
+        })?;
+        Ok(n > 0)
+    }
+
+    /// Whether every published repository has a vector of the model `key`
+    /// for each of its chunks as last published ([`Self::mark_vectors`]);
+    /// false for an empty store.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn covers(&self, key: &str) -> Result<bool, String> {
+        if !self.additions.vectors_table {
+            return Ok(false);
+        }
+        let row = self.with(|c| {
+            c.query_one(
+                "SELECT count(*) > 0 AND bool_and(EXISTS (SELECT 1 FROM repository_vectors v JOIN models m ON m.id = v.model_id \
+                 WHERE v.repository_id = r.id AND m.key = $1 AND v.published_at = r.published_at)) FROM repositories r",
+                &[&key],
+            )
+        })?;
+        Ok(row.get::<_, Option<bool>>(0).unwrap_or(false))
     }
 
     /// Row counts of the store's tables (chunk lists, models, embeddings), for status and tests.
@@ -826,17 +928,46 @@ pub struct RepoChunk {
     pub start_line: i32,
     pub end_line: i32,
     pub content_hash: String,
-    /// The text whose words the full-text arm matches ([`code_words`] of
-    /// path, names and content).
+    /// The words the full-text arm matches: a `tsvector` literal,
+    /// [`chunk_words`] of path, names and content.
     pub words: String,
 }
 
 /// Share of the published chunks from which a word is too common to rank
-/// an any-word search by (see `SharedStore::rare_words`).
+/// an any-word search by (see [`rare_clauses`]).
 const COMMON_SHARE: f64 = 0.05;
 
 /// Words an any-word search always keeps, the rarest first.
 const RARE_WORDS_KEPT: usize = 3;
+
+/// A full-text clause of a request, with how many published chunks hold it
+/// and its weight (see `SharedStore::clause_weights`).
+#[derive(Clone, Debug)]
+struct ClauseWeight {
+    clause: String,
+    count: i64,
+    weight: f64,
+    /// Held by at least [`COMMON_SHARE`] of the published chunks.
+    common: bool,
+}
+
+/// The clauses an any-word search ranks by: those no more common than
+/// [`COMMON_SHARE`] of the published chunks, and at least the
+/// [`RARE_WORDS_KEPT`] rarest that some chunk holds. A request in prose
+/// holds words found in a large share of all code (`error`, `file`,
+/// `user`); matching any of them would make most chunks candidates (664 ms
+/// for one such request over four repositories), while they hardly move
+/// the ranking (the local index leaves words in half of its chunks out of
+/// ranking likewise). Clauses no chunk holds match nothing and are left out.
+fn rare_clauses(weights: &[ClauseWeight]) -> Vec<ClauseWeight> {
+    let mut held: Vec<&ClauseWeight> = weights.iter().filter(|w| w.count > 0).collect();
+    held.sort_by_key(|w| w.count);
+    held.iter()
+        .enumerate()
+        .filter(|(i, w)| *i < RARE_WORDS_KEPT || !w.common)
+        .map(|(_, w)| (*w).clone())
+        .collect()
+}
 
 /// A hit of an organisation-wide search.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -867,12 +998,18 @@ pub struct SearchOutcome {
     pub hits: Vec<SharedHit>,
     /// Repositories published to the store.
     pub repositories: i64,
+    /// Repositories published by an older code-intel, whose chunks lack
+    /// the words of this one (CJK character pairs): publishing them again
+    /// (`code-intel index`) lets every request match them fully.
+    pub older_words: i64,
     /// `ready`, or `unavailable: <reason>` for the vector arm.
     pub vector_status: String,
 }
 
-/// The words of code for full-text search: every identifier lower-cased,
-/// and for `camelCase` and `snake_case` identifiers also their parts.
+/// The words of code: every identifier lower-cased, and for `camelCase`
+/// and `snake_case` identifiers also their parts (what chunks were published
+/// with before [`chunk_words`]; the scale benchmark's stand-in encoder
+/// hashes them).
 #[must_use]
 pub fn code_words(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 4);
@@ -916,28 +1053,6 @@ fn identifier_parts(token: &str) -> Vec<&str> {
     parts
 }
 
-/// English words too common to rank by (dropped from a query that has
-/// other words, as the local index's lexical search drops them).
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
-    "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "should", "that", "the",
-    "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "with", "you",
-];
-
-/// The distinct words of a query, for an any-word `to_tsquery`.
-fn query_words(query: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for w in code_words(query).split_whitespace() {
-        if w.chars().all(char::is_alphanumeric) && !words.iter().any(|x| x == w) {
-            words.push(w.to_string());
-        }
-    }
-    if words.iter().any(|w| !STOP_WORDS.contains(&w.as_str())) {
-        words.retain(|w| !STOP_WORDS.contains(&w.as_str()));
-    }
-    words
-}
-
 /// A postgres error as one line without secrets: the server's message
 /// (e.g. password authentication failed for user "x") or the connection
 /// failure, with what to check.
@@ -964,6 +1079,57 @@ fn describe(e: &postgres::Error) -> String {
     } else {
         format!("{text}: {source}")
     }
+}
+
+/// What this version of code-intel adds to a store of schema version 2,
+/// when it is missing (a store made by an older code-intel) and the user
+/// may (a user without the rights to alter the schema leaves it to
+/// another). Older versions neither read nor need these, so the schema's
+/// version stays:
+///
+/// - `repository_chunks.words_version`: the version of the words each chunk
+///   was published with ([`WORDS_VERSION`]; 1 for what older versions
+///   publish, which never name the column);
+/// - `repository_vectors`: which models have a vector for every chunk of a
+///   repository as it was last published (`published_at`: a publication
+///   by an older version, which records nothing, makes the record stale).
+#[derive(Clone, Copy, Debug, Default)]
+struct Additions {
+    words_column: bool,
+    vectors_table: bool,
+}
+
+fn ensure_additions(client: &mut Client) -> Additions {
+    let present = |client: &mut Client| {
+        client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'repository_chunks'::regclass \
+                 AND attname = 'words_version' AND NOT attisdropped), to_regclass('repository_vectors') IS NOT NULL",
+                &[],
+            )
+            .map_or(Additions::default(), |r| Additions { words_column: r.get(0), vectors_table: r.get(1) })
+    };
+    let found = present(client);
+    if found.words_column && found.vectors_table {
+        return found;
+    }
+    if !found.words_column {
+        let _ = client.batch_execute(
+            "ALTER TABLE repository_chunks ADD COLUMN IF NOT EXISTS words_version smallint NOT NULL DEFAULT 1;
+             CREATE INDEX IF NOT EXISTS repository_chunks_words_version ON repository_chunks (words_version, repository_id);",
+        );
+    }
+    if !found.vectors_table {
+        let _ = client.batch_execute(
+            "CREATE TABLE IF NOT EXISTS repository_vectors (
+                 repository_id integer NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+                 model_id      integer NOT NULL REFERENCES models (id),
+                 published_at  timestamptz NOT NULL,
+                 PRIMARY KEY (repository_id, model_id)
+             );",
+        );
+    }
+    present(client)
 }
 
 /// Creates or upgrades the schema under an advisory lock, so two clients
@@ -1233,15 +1399,26 @@ mod tests {
             "getusername get user name user_id user id "
         );
         assert_eq!(code_words("HTTPServer"), "httpserver http server ");
-        assert_eq!(
-            query_words("where do users log in? users"),
-            ["users", "log"]
-        );
-        assert_eq!(
-            query_words("how do I"),
-            ["how", "do", "i"],
-            "a query of stop words only keeps them"
-        );
+    }
+
+    fn weight(clause: &str, count: i64, common: bool) -> ClauseWeight {
+        ClauseWeight { clause: clause.into(), count, weight: 1.0, common }
+    }
+
+    #[test]
+    fn any_word_searches_rank_by_the_rarer_words_the_store_holds() {
+        let weights = [
+            weight("'user'", 900, true),
+            weight("'error'", 800, true),
+            weight("'file'", 700, true),
+            weight("'webhook'", 3, false),
+            weight("'zzyzx'", 0, false),
+            weight("'retry'", 40, false),
+        ];
+        let rare: Vec<String> = rare_clauses(&weights).into_iter().map(|w| w.clause).collect();
+        assert_eq!(rare, ["'webhook'", "'retry'", "'file'"], "the rare ones, and at least three held");
+        let few = [weight("'user'", 900, true), weight("'zzyzx'", 0, false)];
+        assert_eq!(rare_clauses(&few).len(), 1, "a word no chunk holds matches nothing");
     }
 
     #[test]

@@ -225,7 +225,8 @@ pub fn query_words(query: &str) -> Vec<&str> {
 /// The English stem of a plain word, when it differs from the word and is
 /// long enough to search as a prefix: `servers` -> `server`, `sorting` ->
 /// `sort`, `deleted` -> `delet` (matching `delete`, `deletes`, `deleting`).
-fn stem_prefix(word: &str) -> Option<String> {
+#[must_use]
+pub fn stem_prefix(word: &str) -> Option<String> {
     thread_local! {
         static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     }
