@@ -356,19 +356,6 @@ pub fn ranked_search(
     Ok(outcome)
 }
 
-/// The request's words, lower-cased, identifiers also split into parts.
-fn query_terms(query: &str) -> HashSet<String> {
-    use code_intel_store::tokenize::{query_words, split_identifier};
-    let mut terms = HashSet::new();
-    for word in query_words(query) {
-        terms.insert(word.to_lowercase());
-        for part in split_identifier(word) {
-            terms.insert(part.to_lowercase());
-        }
-    }
-    terms
-}
-
 /// How surely the chunk named `name` defines what the request names, as
 /// local search judges it: 2 when its name is a compound identifier the
 /// request writes (`UserService` for "UserService rename") or the one word
@@ -386,8 +373,8 @@ fn defines(name: &str, query: &str, terms: &HashSet<String>) -> u8 {
     if !normalized.is_empty() && words.iter().any(writes) {
         return 2;
     }
-    let parts: Vec<String> = split_identifier(name).iter().map(|p| p.to_lowercase()).filter(|p| p.len() > 1).collect();
-    u8::from(parts.len() >= 2 && parts.iter().all(|p| terms.contains(p)))
+    let compound = split_identifier(name).iter().filter(|p| p.len() > 1).count() >= 2;
+    u8::from(compound && code_intel_search::hybrid::name_in_query(name, terms))
 }
 
 /// The hits in file order (see [`ranked_search`]), at most `limit`.
@@ -401,7 +388,7 @@ fn by_file(
     let keys: Vec<String> = hits.iter().map(|h| format!("{}\n{}", h.repository, h.path)).collect();
     let keyword = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.keyword_score.map(|s| (k.as_str(), s))));
     let vector = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.similarity.map(|s| (k.as_str(), s))));
-    let terms = query_terms(query);
+    let terms = code_intel_search::hybrid::query_terms(query);
     // Files defining what the request names: the surer sign first, then by
     // the chunk's own fusion.
     let defining = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| {
@@ -546,6 +533,7 @@ pub fn search(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use code_intel_search::hybrid::query_terms;
     use code_intel_shared::SharedHit;
 
     fn hit(repository: &str, path: &str, line: i32, keyword: Option<f64>, similarity: Option<f64>) -> SharedHit {

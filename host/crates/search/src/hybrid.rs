@@ -799,7 +799,8 @@ fn lexical_hit(h: LexicalHit) -> SearchHit {
 }
 
 /// Words of the query, lower-cased, identifiers split too.
-fn query_terms(query: &str) -> std::collections::HashSet<String> {
+#[must_use]
+pub fn query_terms(query: &str) -> std::collections::HashSet<String> {
     let mut terms = std::collections::HashSet::new();
     for word in query_words(query) {
         terms.insert(word.to_lowercase());
@@ -812,7 +813,8 @@ fn query_terms(query: &str) -> std::collections::HashSet<String> {
 
 /// Does the chunk's name consist of query words (`compute_order_total` for
 /// "how is the order total computed" does not; for "compute order total" it does)?
-fn name_in_query(name: &str, terms: &std::collections::HashSet<String>) -> bool {
+#[must_use]
+pub fn name_in_query(name: &str, terms: &std::collections::HashSet<String>) -> bool {
     let parts: Vec<String> = split_identifier(name).iter().map(|p| p.to_lowercase()).filter(|p| p.len() > 1).collect();
     !parts.is_empty() && parts.iter().all(|p| terms.contains(p))
 }

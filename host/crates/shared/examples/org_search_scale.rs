@@ -14,14 +14,17 @@ use std::collections::HashSet;
 use std::io::BufRead;
 use std::time::Instant;
 
-use code_intel_shared::{FullTextQuery, RepoChunk, SharedStore, chunk_words, code_words};
+use code_intel_shared::{FullTextQuery, RepoChunk, SharedStore, chunk_words};
 
 const DIM: usize = 384;
 const MODEL: &str = "standin-hashing-384@bench";
 
 fn hash_vector(text: &str) -> Vec<f32> {
     let mut v = vec![0f32; DIM];
-    for word in code_words(text).split_whitespace() {
+    let mut words = String::new();
+    code_intel_store::tokenize::expand_identifiers(text, &mut words);
+    for word in words.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()) {
+        let word = word.to_lowercase();
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in word.bytes() {
             h ^= u64::from(b);

@@ -1006,53 +1006,6 @@ pub struct SearchOutcome {
     pub vector_status: String,
 }
 
-/// The words of code: every identifier lower-cased, and for `camelCase`
-/// and `snake_case` identifiers also their parts (what chunks were published
-/// with before [`chunk_words`]; the scale benchmark's stand-in encoder
-/// hashes them).
-#[must_use]
-pub fn code_words(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + text.len() / 4);
-    for token in text
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|t| !t.is_empty())
-    {
-        out.push_str(&token.to_lowercase());
-        out.push(' ');
-        let parts = identifier_parts(token);
-        if parts.len() > 1 {
-            for part in parts {
-                out.push_str(&part.to_lowercase());
-                out.push(' ');
-            }
-        }
-    }
-    out
-}
-
-fn identifier_parts(token: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    for piece in token.split('_').filter(|p| !p.is_empty()) {
-        let chars: Vec<(usize, char)> = piece.char_indices().collect();
-        let mut start = 0;
-        for w in 1..chars.len() {
-            let (i, c) = chars[w];
-            let prev = chars[w - 1].1;
-            let next_lower = chars.get(w + 1).is_some_and(|(_, n)| n.is_lowercase());
-            if c.is_uppercase()
-                && (prev.is_lowercase()
-                    || prev.is_ascii_digit()
-                    || (prev.is_uppercase() && next_lower))
-            {
-                parts.push(&piece[start..i]);
-                start = i;
-            }
-        }
-        parts.push(&piece[start..]);
-    }
-    parts
-}
-
 /// A postgres error as one line without secrets: the server's message
 /// (e.g. password authentication failed for user "x") or the connection
 /// failure, with what to check.
@@ -1390,15 +1343,6 @@ mod tests {
         assert!(!shown(&config).contains("s3cret"));
         let err = connection_config("postgres://ci:s3cret@db:notaport/x").unwrap_err();
         assert!(!err.to_string().contains("s3cret"), "{err}");
-    }
-
-    #[test]
-    fn code_words_split_identifiers() {
-        assert_eq!(
-            code_words("getUserName(user_id)"),
-            "getusername get user name user_id user id "
-        );
-        assert_eq!(code_words("HTTPServer"), "httpserver http server ");
     }
 
     fn weight(clause: &str, count: i64, common: bool) -> ClauseWeight {
