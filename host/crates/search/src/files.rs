@@ -12,7 +12,8 @@
 //!   the fused order is at least as good as the better arm in practice
 //!   (measured in `bench/retrieval`).
 //! - **Priors** ([`prior`]): tests, documentation, translations, fixtures,
-//!   examples, type declarations (`*.d.ts`) and style sheets are rarely
+//!   examples, type declarations (`*.d.ts`), style sheets and page
+//!   templates are rarely
 //!   where the answer to a change request lives; they are weighed down
 //!   unless the query asks about them ("test", "docs", "翻訳", "colour"...).
 //!
@@ -88,6 +89,11 @@ pub enum FileRole {
     /// rules, each a near neighbour of any request to a model, holding the
     /// answer only when the request is about how something looks.
     Stylesheet,
+    /// Page templates (`*.blade.php`, `*.html`, `*.twig`, Jinja): they
+    /// print the words of a feature (its labels, its help text) without
+    /// holding its behaviour, so they come near requests about what the
+    /// code does; the answer when the request is about what a page shows.
+    Template,
 }
 
 /// The role of a repo-relative path, from its directories and name.
@@ -131,6 +137,11 @@ pub fn role(path: &str) -> FileRole {
     if matches!(ext, "css" | "scss" | "sass" | "less" | "styl" | "pcss" | "postcss") {
         return FileRole::Stylesheet;
     }
+    if name.ends_with(".blade.php")
+        || matches!(ext, "html" | "htm" | "twig" | "jinja" | "jinja2" | "j2" | "mustache" | "hbs" | "handlebars" | "erb" | "ejs" | "njk")
+    {
+        return FileRole::Template;
+    }
     FileRole::Source
 }
 
@@ -163,6 +174,19 @@ const ASKS_FOR: &[(FileRole, &[&str])] = &[
             "アニメーション", "太字", "レイアウト",
         ],
     ),
+    (
+        FileRole::Template,
+        &[
+            "page", "pages", "screen", "view", "views", "template", "templates", "html", "markup", "blade", "jinja",
+            "layout", "show", "shows", "shown", "showing", "display", "displays", "displayed", "render", "renders",
+            "rendered", "visible", "hidden", "hide", "appear", "appears", "button", "buttons", "link", "links",
+            "menu", "menus", "header", "footer", "sidebar", "navigation", "nav", "title", "heading", "label", "labels",
+            "text", "wording", "icon", "icons", "tab", "tabs", "modal", "dialog", "dropdown", "email", "mail",
+            "画面", "表示", "ページ", "ボタン", "リンク", "メニュー", "ヘッダー", "フッター", "サイドバー", "ナビ",
+            "テンプレート", "ビュー", "見出し", "タイトル", "ラベル", "アイコン", "文言", "タブ", "ダイアログ",
+            "モーダル", "メール", "出て", "見え", "レイアウト",
+        ],
+    ),
 ];
 
 /// What a translation file keeps of its score for a request in a language
@@ -174,6 +198,11 @@ pub const TRANSLATION_PRIOR_CJK: f64 = 0.25;
 /// (a Japanese request about search ranking found `.dropdown-search` and
 /// `.text-center` first).
 pub const STYLESHEET_PRIOR: f64 = 0.5;
+
+/// What a page template keeps of its score for a request that is not about
+/// what a page shows (a request about page slugs found three page
+/// templates first: they print the slug, the generator makes it).
+pub const TEMPLATE_PRIOR: f64 = 0.7;
 
 /// How much a file of this role keeps of its fused score for this query:
 /// 1 for source, and for any role the query asks about.
@@ -202,6 +231,7 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
         FileRole::Docs => 0.6,
         FileRole::Example | FileRole::Declarations => 0.7,
         FileRole::Stylesheet => STYLESHEET_PRIOR,
+        FileRole::Template => TEMPLATE_PRIOR,
     }
 }
 
@@ -249,7 +279,8 @@ mod tests {
             ("database/seeders/DatabaseSeeder.php", FileRole::Example),
             ("resources/assets/js/types.d.ts", FileRole::Declarations),
             ("src/app.pyi", FileRole::Declarations),
-            ("resources/views/users/index.blade.php", FileRole::Source),
+            ("resources/views/users/index.blade.php", FileRole::Template),
+            ("templates/base.html", FileRole::Template),
             ("app/Models/Latest.php", FileRole::Source),
             ("resources/sass/_components.scss", FileRole::Stylesheet),
             ("public/css/app.css", FileRole::Stylesheet),
@@ -273,6 +304,10 @@ mod tests {
         assert_eq!(prior(FileRole::Stylesheet, "検索結果の順位で見出しの単語は重く扱われますか"), STYLESHEET_PRIOR);
         assert_eq!(prior(FileRole::Stylesheet, "make the sidebar links a darker colour"), 1.0);
         assert_eq!(prior(FileRole::Stylesheet, "ボタンの色を緑に変えたい"), 1.0);
+        assert_eq!(prior(FileRole::Template, "page slugs are not unique after a rename"), 1.0);
+        assert_eq!(prior(FileRole::Template, "slugs are not unique after a rename"), TEMPLATE_PRIOR);
+        assert_eq!(prior(FileRole::Template, "ヘッダーにリンクを追加したい"), 1.0);
+        assert_eq!(prior(FileRole::Template, "LDAPのグループ同期が動かない"), TEMPLATE_PRIOR);
     }
 
     #[test]
