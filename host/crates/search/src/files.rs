@@ -12,10 +12,10 @@
 //!   the fused order is at least as good as the better arm in practice
 //!   (measured in `bench/retrieval`).
 //! - **Priors** ([`prior`]): tests, documentation, translations, fixtures,
-//!   examples, type declarations (`*.d.ts`), style sheets and page
-//!   templates are rarely
-//!   where the answer to a change request lives; they are weighed down
-//!   unless the query asks about them ("test", "docs", "翻訳", "colour"...).
+//!   examples, type declarations (`*.d.ts`), style sheets and page templates
+//!   are rarely where the answer to a change request lives; they are weighed
+//!   down unless the query asks about them ("test", "docs", "翻訳", "colour",
+//!   "画面"...).
 //!
 //! Results keep chunk granularity: each file's best chunks follow one another
 //! (at most [`CHUNKS_PER_FILE`]), files in fused order, each hit carrying its
