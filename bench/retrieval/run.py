@@ -29,7 +29,10 @@ With `--modes shared` (and CODE_INTEL_SHARED_STORE set, e.g. from
 (`code-intel index --force`, which reuses the local vectors) and each request
 is also asked of organisation-wide search (`code-intel search --shared`), the
 hits of every published repository together: a file of another repository
-counts as a miss. Off-topic requests are asked in the local modes only.
+counts as a miss. `--modes shared-own` asks organisation-wide search limited
+to the request's own repository (`--shared --repository NAME`), which should
+rank as the local index does. Off-topic requests are asked in the local modes
+only.
 
 Repositories are cloned into --work (default ~/.cache/code-intel/bench/retrieval)
 at their pinned commit and kept; `code-intel index` brings each index up to
@@ -57,6 +60,8 @@ ROOT = HERE.parent.parent
 MODES = ("lexical", "semantic", "hybrid")
 # Not a default: needs a shared store (see the docstring).
 SHARED = "shared"
+# Organisation-wide search limited to the request's own repository.
+SHARED_OWN = "shared-own"
 TOP = 10
 
 
@@ -148,8 +153,13 @@ def publish(binary: str, repo: dict, path: Path) -> str:
 # --- asking code-intel ----------------------------------------------------------
 
 
-def ask(binary: str, repo: Path, query: str, mode: str, env: dict | None = None) -> dict:
-    how = ["--shared"] if mode == SHARED else ["--mode", mode]
+def ask(binary: str, repo: Path, query: str, mode: str, env: dict | None = None, published: str | None = None) -> dict:
+    if mode == SHARED:
+        how = ["--shared"]
+    elif mode == SHARED_OWN:
+        how = ["--shared", "--repository", published or ""]
+    else:
+        how = ["--mode", mode]
     p = subprocess.run(
         [binary, "search", "--json", *how, "-n", str(TOP), "--repo", str(repo), query],
         capture_output=True,
@@ -340,11 +350,12 @@ def main() -> None:
             sys.exit(f"error: unknown repositories {sorted(unknown)}; repos.json has {[r['name'] for r in repos]}")
         repos = [r for r in repos if r["name"] in wanted]
     modes = [m for m in args.modes.split(",") if m]
-    unknown_modes = set(modes) - {*MODES, SHARED}
+    unknown_modes = set(modes) - {*MODES, SHARED, SHARED_OWN}
     if unknown_modes:
-        sys.exit(f"error: unknown modes {sorted(unknown_modes)}; use {', '.join(MODES)} or {SHARED}")
-    if SHARED in modes and not os.environ.get("CODE_INTEL_SHARED_STORE"):
-        sys.exit("error: --modes shared needs a shared store: set CODE_INTEL_SHARED_STORE "
+        sys.exit(f"error: unknown modes {sorted(unknown_modes)}; use {', '.join(MODES)}, {SHARED} or {SHARED_OWN}")
+    shared_modes = {SHARED, SHARED_OWN} & set(modes)
+    if shared_modes and not os.environ.get("CODE_INTEL_SHARED_STORE"):
+        sys.exit(f"error: --modes {','.join(sorted(shared_modes))} needs a shared store: set CODE_INTEL_SHARED_STORE "
                  "(for a throw-away one: eval \"$(bash scripts/pg start)\"; export CODE_INTEL_SHARED_STORE=$PG_URL)")
     qdir = Path(args.queries)
     offtopic = load_jsonl(qdir / "offtopic.jsonl") if (qdir / "offtopic.jsonl").exists() else []
@@ -358,7 +369,7 @@ def main() -> None:
         return
     # Every repository is published before any is asked: organisation-wide
     # search then answers each request over all of them.
-    names = {repo["name"]: publish(binary, repo, prepare(repo, work, args.git_url)) for repo in repos} if SHARED in modes else {}
+    names = {repo["name"]: publish(binary, repo, prepare(repo, work, args.git_url)) for repo in repos} if shared_modes else {}
     for repo in repos:
         requests = load_jsonl(qdir / f"{repo['name']}.jsonl")
         path = prepare(repo, work, args.git_url)
@@ -374,14 +385,14 @@ def main() -> None:
         results["repos"][repo["name"]] = {"index": info, "baseline_files": len(bm25.paths)}
         jobs = [(r, m) for r in requests for m in modes]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            answers = list(pool.map(lambda rm: ask(binary, path, rm[0]["query"], rm[1]), jobs))
-            local = [m for m in modes if m != SHARED]
+            answers = list(pool.map(lambda rm: ask(binary, path, rm[0]["query"], rm[1], published=published), jobs))
+            local = [m for m in modes if m not in shared_modes]
             off = list(pool.map(lambda o: ask(binary, path, o["query"], "hybrid" if "hybrid" in modes else local[0]), offtopic)) if local else []
         for (r, m), resp in zip(jobs, answers):
-            own = published if m == SHARED else None
+            own = published if m in shared_modes else None
             s = score(r, ranked_files(resp, own), hits_of(resp, own))
             per[(m, repo["name"], r["lang"])].append(s)
-            ms = (resp.get("shared") or {}).get("query_ms") if m == SHARED else resp.get("query_ms")
+            ms = (resp.get("shared") or {}).get("query_ms") if m in shared_modes else resp.get("query_ms")
             results["requests"].append({"id": r["id"], "mode": m, **s, "files": ranked_files(resp, own)[:TOP], "query_ms": ms,
                                         "refused": bool(resp.get("no_confident_match"))})
         for r in requests:

@@ -395,8 +395,14 @@ fn publishers_at_once_neither_duplicate_nor_corrupt_rows() {
 }
 
 fn search_shared(cwd: &Path, store: &str, model_dir: &Path, query: &str) -> Output {
+    search_shared_with(cwd, store, model_dir, query, &["--shared"])
+}
+
+fn search_shared_with(cwd: &Path, store: &str, model_dir: &Path, query: &str, options: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_code-intel"))
-        .args(["search", "--shared", "--json", "-n", "5", query])
+        .args(["search", "--json", "-n", "5"])
+        .args(options)
+        .arg(query)
         .current_dir(cwd)
         .env("CODE_INTEL_SHARED_STORE", store)
         .env("CODE_INTEL_MODEL_DIR", model_dir)
@@ -489,6 +495,38 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
             .any(|a| a == "keyword"),
         "{r}"
     );
+
+    // Limited to named repositories: the identifier of the other one is
+    // not found outside it, by the name or its last part.
+    let only = |query: &str, options: &[&str]| -> Value {
+        let out = search_shared_with(tmp.path(), &pg.url, &model_dir, query, options);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let r = only("UserService rename", &["--shared", "--repository", "shop"]);
+    assert_eq!(r["shared"]["repositories"], 1, "{r}");
+    assert_eq!(r["shared"]["searched"], serde_json::json!(["shop"]), "{r}");
+    let hits = r["results"].as_array().unwrap();
+    assert!(!hits.is_empty() && hits.iter().all(|h| h["repository"] == "shop"), "{r}");
+    let r = only("where do people sign in", &["--shared", "--repository", "tools"]);
+    let hits = r["results"].as_array().unwrap();
+    assert!(!hits.is_empty() && hits.iter().all(|h| h["repository"] == "tools"), "{r}");
+    assert!(hits.iter().any(|h| h["arms"].as_array().unwrap().iter().any(|a| a == "vector")), "the vector arm searches the named repository: {r}");
+    let r = only("UserService rename", &["--shared", "--repository", "SHOP", "--repository", "tools"]);
+    assert_eq!(r["shared"]["searched"], serde_json::json!(["shop", "tools"]), "{r}");
+    assert_eq!(
+        (r["results"][0]["repository"].as_str(), r["results"][0]["path"].as_str()),
+        (Some("tools"), Some("app/services.py")),
+        "{r}"
+    );
+    // A name nothing is published under: an error listing what is.
+    let out = search_shared_with(tmp.path(), &pg.url, &model_dir, "login", &["--shared", "--repository", "shopp"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("no repository named \"shopp\"") && stderr.contains("published: shop, tools"), "{stderr}");
+    // `--repository` names published repositories: only with `--shared`.
+    let out = search_shared_with(tmp.path(), &pg.url, &model_dir, "login", &["--repository", "shop"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("--shared"), "{stderr}");
 
     // An any-word search ranks by the words that are not in a large share
     // of the chunks (every function of the Python fixtures says `def`),
@@ -758,6 +796,24 @@ fn semantic_search_with_shared_searches_every_published_repository() {
         "{answer}"
     );
     assert_ne!(top["source"], "lexical", "{answer}");
+
+    // Limited to named repositories.
+    let (error, r, text) = serve.search(serde_json::json!({"query": "UserService rename", "shared": true, "repositories": ["shop"], "n_results": 5}));
+    assert!(!error, "{text}");
+    assert_eq!((r["shared"]["repositories"].as_i64(), &r["shared"]["searched"]), (Some(1), &serde_json::json!(["shop"])), "{r}");
+    let hits = r["results"].as_array().unwrap();
+    assert!(!hits.is_empty() && hits.iter().all(|h| h["repository"] == "shop"), "{r}");
+    let (error, r, text) = serve.search(serde_json::json!({"query": "UserService rename", "shared": true, "repositories": ["tools"], "n_results": 5}));
+    assert!(!error, "{text}");
+    assert_eq!((r["results"][0]["repository"].as_str(), r["results"][0]["path"].as_str()), (Some("tools"), Some("app/services.py")), "{r}");
+    for (arguments, says) in [
+        (serde_json::json!({"query": "login", "shared": true, "repositories": ["nope"]}), "published: shop, tools"),
+        (serde_json::json!({"query": "login", "shared": true, "repositories": []}), "is empty"),
+        (serde_json::json!({"query": "login", "repositories": ["shop"]}), "shared=true"),
+    ] {
+        let (error, _, text) = serve.search(arguments);
+        assert!(error && text.contains("repositories") && text.contains(says), "{text}");
+    }
 
     // Filters of this repository's index are refused by name.
     for (arguments, named) in [

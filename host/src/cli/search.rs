@@ -50,6 +50,12 @@ pub struct SearchArgs {
     /// each hit names its repository.
     #[arg(long)]
     pub shared: bool,
+    /// With `--shared`: search only this published repository, by the name
+    /// `code-intel index` published it under (`github.com/org/app`) or its
+    /// last parts (`org/app`, `app`) when no other published name ends so;
+    /// repeatable.
+    #[arg(long = "repository", value_name = "NAME", requires = "shared")]
+    pub repositories: Vec<String>,
 }
 
 pub fn run(args: &SearchArgs) -> ExitCode {
@@ -69,7 +75,7 @@ pub fn run(args: &SearchArgs) -> ExitCode {
 fn search(args: &SearchArgs) -> Result<String, String> {
     let root = super::index::resolve_repo(args.repo.as_deref())?;
     if args.shared
-        && let Some(out) = super::shared::search(&args.query, &root, &super::index::load_config(&root)?, args.limit, args.json)?
+        && let Some(out) = super::shared::search(&args.query, &root, &super::index::load_config(&root)?, &args.repositories, args.limit, args.json)?
     {
         return Ok(out);
     }

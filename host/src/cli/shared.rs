@@ -9,7 +9,7 @@ use std::path::Path;
 use code_intel_core::config::Config;
 use code_intel_embed::Encoder;
 use code_intel_plugins::PluginHost;
-use code_intel_shared::{SharedStore, configured_url};
+use code_intel_shared::{Scope, ScopeError, SharedStore, configured_url};
 use code_intel_store::Store;
 use serde::Serialize;
 
@@ -321,11 +321,17 @@ const SHARED_CANDIDATES: usize = 200;
 ///
 /// # Errors
 /// Database errors.
-pub fn use_english(shared: &SharedStore, query: &str, english_key: &str, main_key: Option<&str>) -> Result<bool, String> {
+pub fn use_english(
+    shared: &SharedStore,
+    query: &str,
+    english_key: &str,
+    main_key: Option<&str>,
+    scope: &Scope,
+) -> Result<bool, String> {
     if !code_intel_search::semantic::is_english(query) || main_key == Some(english_key) {
         return Ok(false);
     }
-    shared.covers(english_key)
+    shared.covers(english_key, scope)
 }
 
 /// Organisation-wide search ranked as local search ranks its own hits
@@ -345,13 +351,14 @@ pub fn ranked_search(
     store: &SharedStore,
     query: &str,
     vector: Option<(&str, &[f32])>,
+    scope: &Scope,
     weights: &code_intel_core::config::SearchWeights,
     limit: usize,
 ) -> Result<code_intel_shared::SearchOutcome, String> {
     let terms = code_intel_search::glossary::english_terms(query);
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
     let text = code_intel_shared::FullTextQuery::new(&words);
-    let mut outcome = store.search(&text, vector, SHARED_CANDIDATES)?;
+    let mut outcome = store.search(&text, vector, scope, SHARED_CANDIDATES)?;
     outcome.hits = by_file(query, std::mem::take(&mut outcome.hits), weights, limit);
     Ok(outcome)
 }
@@ -420,13 +427,19 @@ fn by_file(
     out
 }
 
-/// `code-intel search --shared`: every repository published to the store.
+/// `code-intel search --shared`: every repository published to the store,
+/// or those `repositories` names (`--repository`).
 /// `Ok(None)`: the store is not usable (the caller searches locally, after
 /// the status line printed here).
+///
+/// # Errors
+/// No store configured, a name no published repository answers to, or a
+/// database error.
 pub fn search(
     query: &str,
     root: &Path,
     config: &Config,
+    repositories: &[String],
     limit: usize,
     json: bool,
 ) -> Result<Option<String>, String> {
@@ -443,6 +456,14 @@ pub fn search(
             return Ok(None);
         }
     };
+    let scope = match shared.scope(repositories) {
+        Ok(scope) => scope,
+        Err(ScopeError::Unknown(why)) => return Err(format!("--repository: {why}")),
+        Err(ScopeError::Database(why)) => {
+            eprintln!("note: shared store {} unavailable: {why}; searching this repository's local index only", shared.shown());
+            return Ok(None);
+        }
+    };
     // A request in English is embedded by the English model when every
     // published repository has its vectors (`use_english`), else by the
     // main model.
@@ -454,7 +475,7 @@ pub fn search(
         None
     };
     let english = match english {
-        Some(encoder) if use_english(&shared, query, &encoder.info().key.to_string(), None)? => Some(encoder),
+        Some(encoder) if use_english(&shared, query, &encoder.info().key.to_string(), None, &scope)? => Some(encoder),
         _ => None,
     };
     let main_state = if english.is_some() {
@@ -485,6 +506,7 @@ pub fn search(
         &shared,
         query,
         embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice())),
+        &scope,
         &config.search_weights,
         limit.max(1),
     )?;
@@ -494,17 +516,21 @@ pub fn search(
     }
     if json {
         let value = serde_json::json!({
-            "shared": { "store": shared.shown(), "repositories": outcome.repositories, "older_words": outcome.older_words, "vector_search": outcome.vector_status, "vector_model": embedded.as_ref().map(|(k, _)| k), "query_ms": query_ms },
+            "shared": { "store": shared.shown(), "repositories": outcome.repositories, "searched": if scope.is_everything() { None } else { Some(&scope.names) }, "older_words": outcome.older_words, "vector_search": outcome.vector_status, "vector_model": embedded.as_ref().map(|(k, _)| k), "query_ms": query_ms },
             "results": outcome.hits,
         });
         return Ok(Some(
             serde_json::to_string_pretty(&value).unwrap_or_default() + "\n",
         ));
     }
+    let searched = if scope.is_everything() {
+        format!("{} repositories", outcome.repositories)
+    } else {
+        scope.names.join(", ")
+    };
     let mut out = format!(
-        "{} results for {query:?} from {} repositories published to {} (vector search {}; {query_ms:.0} ms)\n",
+        "{} results for {query:?} from {searched} published to {} (vector search {}; {query_ms:.0} ms)\n",
         outcome.hits.len(),
-        outcome.repositories,
         shared.shown(),
         outcome.vector_status
     );

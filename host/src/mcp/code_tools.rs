@@ -42,6 +42,13 @@ pub const MAX_MAP_TOKENS: usize = 16_384;
 /// hypotheses to verify one by one, so a short list is more useful.
 pub const DEFAULT_SEMANTIC_RESULTS: usize = 10;
 pub const MAX_SEMANTIC_RESULTS: usize = 100;
+
+/// Most repositories `semantic_search` with `shared` limits itself to: more
+/// are better searched as the whole store.
+pub const MAX_SHARED_REPOSITORIES: usize = 50;
+
+/// Longest repository name `semantic_search` accepts in `repositories`.
+pub const MAX_REPOSITORY_NAME_CHARS: usize = 500;
 /// Chunks read at most when outlining a directory: a directory's outline
 /// beyond this many symbols is no longer an overview.
 const MAX_OUTLINE_CHUNKS: usize = 5_000;
@@ -227,6 +234,9 @@ pub struct SemanticSearchArgs {
     pub kinds: Option<Vec<String>>,
     /// Search every repository published to the team's shared store (config `shared_store` / `CODE_INTEL_SHARED_STORE`) instead of this one; each hit names its repository. Without a usable store, this repository's index answers and `shared.status` says why. Default false.
     pub shared: Option<bool>,
+    /// With `shared`: only these published repositories, each by the name it was published under (`github.com/org/app`) or its last parts (`org/app`, `app`) when no other published name ends so. Default: every published repository.
+    #[schemars(length(min = 1, max = MAX_SHARED_REPOSITORIES))]
+    pub repositories: Option<Vec<String>>,
     /// Output budget in characters (500-200000). Default 20000.
     #[schemars(range(min = budget::MIN_MAX_CHARS, max = budget::MAX_MAX_CHARS))]
     pub max_chars: Option<u32>,
@@ -475,14 +485,17 @@ pub struct SemanticSearchResult {
 /// How `semantic_search` with `shared` was answered.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SharedSearch {
-    /// `searched` (every published repository), `off` (no store configured) or `unavailable: <reason>`; unless `searched`, the results come from this repository's index.
+    /// `searched` (every published repository, or those `repositories` named), `off` (no store configured) or `unavailable: <reason>`; unless `searched`, the results come from this repository's index.
     pub status: String,
     /// The store, without its password.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
-    /// Repositories published to the store.
+    /// Repositories searched: every published one, or those `repositories` named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repositories: Option<i64>,
+    /// With `repositories`: the published names searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub searched: Option<Vec<String>>,
     /// Milliseconds the store took (keyword and vector search, fusion), after the query was embedded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query_ms: Option<f64>,
@@ -622,7 +635,8 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
     if results.is_empty() {
         notes.push(format!(
             "no match in the {} repositories published to {}; try other words, or search this repository without shared",
-            outcome.repositories, answer.store
+            answer.searched.as_ref().map_or_else(|| outcome.repositories.to_string(), |names| names.join(", ")),
+            answer.store
         ));
     }
     if outcome.older_words > 0 {
@@ -646,6 +660,7 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
             status: "searched".to_string(),
             store: Some(answer.store),
             repositories: Some(outcome.repositories),
+            searched: answer.searched,
             query_ms: Some((answer.query_ms * 10.0).round() / 10.0),
         }),
         notes,
@@ -1308,6 +1323,19 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
         }
         try_arg!(budget::text_limit("query", &args.query, budget::MAX_QUERY_TEXT_CHARS, "describe what you are looking for in a sentence or two, not with the code itself"));
         let mut shared = None;
+        let repositories = args.repositories.clone().unwrap_or_default();
+        if args.repositories.is_some() && args.shared != Some(true) {
+            return Ok(arg_error(&ArgError::new("repositories", "names repositories of the shared store; set shared=true with it, or leave it out to search this repository")));
+        }
+        if repositories.is_empty() && args.repositories.is_some() {
+            return Ok(arg_error(&ArgError::new("repositories", "is empty; name at least one published repository, or leave it out to search all of them")));
+        }
+        if repositories.len() > MAX_SHARED_REPOSITORIES {
+            return Ok(arg_error(&ArgError::new("repositories", format!("names {} repositories; the limit is {MAX_SHARED_REPOSITORIES}: leave it out to search all of them", repositories.len()))));
+        }
+        for name in &repositories {
+            try_arg!(budget::text_limit("repositories", name, MAX_REPOSITORY_NAME_CHARS, "give a repository's published name, such as github.com/org/app"));
+        }
         if args.shared == Some(true) {
             if args.collection == Some(CollectionArg::Map) {
                 return Ok(arg_error(&ArgError::new("collection", "the map of agreements belongs to this repository; with shared=true leave collection out or use forest")));
@@ -1318,8 +1346,9 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
                 }
             }
             let (st, query) = (state.clone(), args.query.clone());
-            match blocking(move || super::shared::search(&st, &query, n_results)).await? {
+            match blocking(move || super::shared::search(&st, &query, &repositories, n_results)).await? {
                 Ok(answer) => return shared_answer(args.query, answer, max_chars),
+                Err(super::shared::Miss::Unknown(why)) => return Ok(arg_error(&ArgError::new("repositories", why))),
                 Err(miss) => shared = Some(miss),
             }
         }
@@ -1427,7 +1456,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
                 hit.repository = Some(name.clone());
             }
             result.notes.insert(0, miss.note());
-            result.shared = Some(SharedSearch { status: miss.status(), store: miss.store(), repositories: None, query_ms: None });
+            result.shared = Some(SharedSearch { status: miss.status(), store: miss.store(), repositories: None, searched: None, query_ms: None });
         }
         semantic_answer(result, max_chars)
     }

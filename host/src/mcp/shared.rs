@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use code_intel_shared::{SearchOutcome, SharedStore, Unavailable, configured_url};
+use code_intel_shared::{ScopeError, SearchOutcome, SharedStore, Unavailable, configured_url};
 
 use super::state::ServerState;
 
@@ -38,6 +38,9 @@ pub enum Miss {
     Off,
     /// The store could not be used: as shown (no password), and why.
     Unavailable { store: String, reason: String },
+    /// A repository asked for is not published (or the name is not one
+    /// repository's): an argument error, not a reason to answer locally.
+    Unknown(String),
 }
 
 impl Miss {
@@ -47,6 +50,7 @@ impl Miss {
         match self {
             Self::Off => "off".to_string(),
             Self::Unavailable { reason, .. } => format!("unavailable: {reason}"),
+            Self::Unknown(why) => format!("unknown repository: {why}"),
         }
     }
 
@@ -54,7 +58,7 @@ impl Miss {
     #[must_use]
     pub fn store(&self) -> Option<String> {
         match self {
-            Self::Off => None,
+            Self::Off | Self::Unknown(_) => None,
             Self::Unavailable { store, .. } => Some(store.clone()),
         }
     }
@@ -70,6 +74,7 @@ impl Miss {
             Self::Unavailable { store, reason } => {
                 format!("shared store {store} unavailable: {reason}; answered from this repository's index only")
             }
+            Self::Unknown(why) => why.clone(),
         }
     }
 }
@@ -85,6 +90,8 @@ impl From<Unavailable> for Miss {
 pub struct Answer {
     /// The store as shown (no password).
     pub store: String,
+    /// The repositories searched, when not every published one.
+    pub searched: Option<Vec<String>>,
     pub outcome: SearchOutcome,
     /// The store's part (both arms and the fusion), after the query was embedded.
     pub query_ms: f64,
@@ -121,17 +128,36 @@ impl SharedConnection {
     }
 }
 
-/// Searches every repository published to the configured store for
-/// `query`: keywords and, when the model is ready, the query's vector. At
-/// most `limit` hits. Blocking (the `postgres` client runs its own runtime):
-/// call it off the async executor.
+/// Searches the repositories published to the configured store for
+/// `query` (every one, or those `repositories` names, see
+/// [`SharedStore::scope`]): keywords and, when the model is ready, the
+/// query's vector. At most `limit` hits. Blocking (the `postgres` client
+/// runs its own runtime): call it off the async executor.
 ///
 /// # Errors
-/// [`Miss`] when no store is configured or it cannot be used.
-pub fn search(state: &ServerState, query: &str, limit: usize) -> Result<Answer, Miss> {
+/// [`Miss`] when no store is configured or it cannot be used, or a name no
+/// published repository answers to.
+pub fn search(state: &ServerState, query: &str, repositories: &[String], limit: usize) -> Result<Answer, Miss> {
     let url = configured_url(state.config().shared_store.as_deref()).ok_or(Miss::Off)?;
     let connection = state.shared_connection();
     let mut store = connection.store(&url, false)?;
+    let scope = match store.scope(repositories) {
+        Ok(scope) => scope,
+        Err(ScopeError::Unknown(why)) => return Err(Miss::Unknown(why)),
+        Err(ScopeError::Database(_)) => {
+            // The connection may have broken: one new one, one more try.
+            store = connection.store(&url, true)?;
+            match store.scope(repositories) {
+                Ok(scope) => scope,
+                Err(ScopeError::Unknown(why)) => return Err(Miss::Unknown(why)),
+                Err(ScopeError::Database(reason)) => {
+                    let why = Unavailable { shown: store.shown().to_string(), reason };
+                    connection.fail(why.clone());
+                    return Err(why.into());
+                }
+            }
+        }
+    };
 
     let vectors = state.vectors();
     let (main, model) = vectors.encoder(code_intel_search::semantic::MODEL_WAIT);
@@ -144,7 +170,7 @@ pub fn search(state: &ServerState, query: &str, limit: usize) -> Result<Answer, 
     let english = match english {
         Some(e) => {
             let main_key = main.as_ref().map(|m| m.info().key.to_string());
-            match crate::cli::shared::use_english(&store, query, &e.info().key.to_string(), main_key.as_deref()) {
+            match crate::cli::shared::use_english(&store, query, &e.info().key.to_string(), main_key.as_deref(), &scope) {
                 Ok(true) => Some(e),
                 Ok(false) => None,
                 // The connection may have broken: the search below tries again.
@@ -171,12 +197,12 @@ pub fn search(state: &ServerState, query: &str, limit: usize) -> Result<Answer, 
     let vector = embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice()));
 
     let started = Instant::now();
-    let mut result = crate::cli::shared::ranked_search(&store, query, vector, &state.config().search_weights, limit);
+    let mut result = crate::cli::shared::ranked_search(&store, query, vector, &scope, &state.config().search_weights, limit);
     if result.is_err() {
         // The connection may have broken (the server restarted, a proxy
         // dropped it): one new connection, one more try.
         store = connection.store(&url, true)?;
-        result = crate::cli::shared::ranked_search(&store, query, vector, &state.config().search_weights, limit);
+        result = crate::cli::shared::ranked_search(&store, query, vector, &scope, &state.config().search_weights, limit);
     }
     let mut outcome = match result {
         Ok(outcome) => outcome,
@@ -190,5 +216,5 @@ pub fn search(state: &ServerState, query: &str, limit: usize) -> Result<Answer, 
     if let Some(note) = vector_note {
         outcome.vector_status = note;
     }
-    Ok(Answer { store: store.shown().to_string(), outcome, query_ms })
+    Ok(Answer { store: store.shown().to_string(), searched: (!scope.is_everything()).then_some(scope.names), outcome, query_ms })
 }

@@ -6,7 +6,10 @@
 //! of 384 dimensions, then L2-normalised: real texts and a real index, no
 //! model), then times `SharedStore::search` over all of them: each query
 //! three times, its vector from the same stand-in (so embedding the query
-//! costs nothing here; with a model, add its query embedding time).
+//! costs nothing here; with a model, add its query embedding time). Then
+//! the same queries limited to the largest repository (`--repository`,
+//! whose vector arm scans that repository's texts exactly) and to the
+//! smallest.
 //!
 //!   cargo run --release --example org_search_scale -- POSTGRES_URL NAME=CHUNKS.jsonl... [-- QUERY...]
 
@@ -14,7 +17,7 @@ use std::collections::HashSet;
 use std::io::BufRead;
 use std::time::Instant;
 
-use code_intel_shared::{FullTextQuery, RepoChunk, SharedStore, chunk_words};
+use code_intel_shared::{FullTextQuery, RepoChunk, Scope, SharedStore, chunk_words};
 
 const DIM: usize = 384;
 const MODEL: &str = "standin-hashing-384@bench";
@@ -63,8 +66,14 @@ fn main() {
         .to_vec();
     }
     let store = SharedStore::connect(url).expect("the store");
+    let p50 = |ms: &mut Vec<f64>| {
+        ms.sort_by(f64::total_cmp);
+        let n = ms.len();
+        (if n % 2 == 0 { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 } else { ms[n / 2] }, ms[n - 1])
+    };
     let model = store.model(MODEL, DIM).expect("the model row");
     let mut total = 0usize;
+    let mut sizes: Vec<(usize, String)> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     let started = Instant::now();
     for spec in &args[1..split] {
@@ -94,15 +103,17 @@ fn main() {
         let published = store.publish_repository(name, &chunks).unwrap();
         let new = store.publish_vectors(model, &vectors).unwrap();
         total += chunks.len();
+        sizes.push((chunks.len(), name.to_string()));
         println!("published {name}: {published} chunks, {new} new vectors ({:.1} s)", t.elapsed().as_secs_f64());
     }
     println!("{total} chunks, {} distinct texts, published in {:.0} s", seen.len(), started.elapsed().as_secs_f64());
     let mut ms = Vec::new();
+    let everything = Scope::everything();
     for q in &queries {
         let v = hash_vector(q);
         for _ in 0..3 {
             let t = Instant::now();
-            let outcome = store.search(&FullTextQuery::new(q), Some((MODEL, &v)), 10).unwrap();
+            let outcome = store.search(&FullTextQuery::new(q), Some((MODEL, &v)), &everything, 10).unwrap();
             let elapsed = t.elapsed().as_secs_f64() * 1000.0;
             ms.push(elapsed);
             let top = outcome.hits.first();
@@ -115,8 +126,24 @@ fn main() {
             );
         }
     }
-    ms.sort_by(f64::total_cmp);
-    let n = ms.len();
-    let p50 = if n % 2 == 0 { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 } else { ms[n / 2] };
-    println!("{n} searches: p50 {p50:.1} ms, max {:.1} ms (the store's part: both arms and the fusion)", ms[n - 1]);
+    let (median, max) = p50(&mut ms);
+    println!("{} searches: p50 {median:.1} ms, max {max:.1} ms (the store's part: both arms and the fusion)", ms.len());
+    sizes.sort();
+    let mut ends = vec![sizes.last().cloned(), sizes.first().cloned()];
+    ends.dedup();
+    for (chunks, name) in ends.into_iter().flatten() {
+        let scope = store.scope(&[name.clone()]).expect("a published repository");
+        let mut ms = Vec::new();
+        for q in &queries {
+            let v = hash_vector(q);
+            for _ in 0..3 {
+                let t = Instant::now();
+                let outcome = store.search(&FullTextQuery::new(q), Some((MODEL, &v)), &scope, 10).unwrap();
+                ms.push(t.elapsed().as_secs_f64() * 1000.0);
+                assert!(outcome.hits.iter().all(|h| h.repository == name), "a hit outside {name}");
+            }
+        }
+        let (median, max) = p50(&mut ms);
+        println!("{} searches limited to {name} ({chunks} chunks): p50 {median:.1} ms, max {max:.1} ms", ms.len());
+    }
 }

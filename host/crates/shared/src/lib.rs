@@ -625,13 +625,16 @@ impl SharedStore {
         })
     }
 
-    /// Searches every published repository: the words of `text` in the
+    /// Searches the published repositories of `scope` (every one, or those
+    /// [`Self::scope`] named): the words of `text` in the
     /// chunks' words (PostgreSQL full text: chunks holding every word,
     /// ranked by `ts_rank_cd`, else, when none does, chunks holding any of
     /// its rarer words, ranked by the BM25 weights of the words each holds
     /// and then by `ts_rank_cd`), and, given the query's vector
     /// under a model key, the nearest chunk texts of that model (pgvector
-    /// HNSW, cosine), fused by reciprocal rank. At most `limit` hits.
+    /// HNSW, cosine; within a scope, an exact scan of the scope's chunk
+    /// texts, which an approximate index filtered afterwards would miss),
+    /// fused by reciprocal rank. At most `limit` hits.
     ///
     /// # Errors
     /// Database errors.
@@ -639,6 +642,7 @@ impl SharedStore {
         &self,
         text: &FullTextQuery,
         vector: Option<(&str, &[f32])>,
+        scope: &Scope,
         limit: usize,
     ) -> Result<SearchOutcome, String> {
         const DEPTH: i64 = 100;
@@ -646,15 +650,16 @@ impl SharedStore {
         // (best by the words' weights first).
         const SHORTLIST: i64 = 3 * DEPTH;
         const RRF_K: f64 = 60.0;
+        let in_scope = scope.only("repository_id");
         let older = if self.additions.words_column {
             format!(
-                "(SELECT count(DISTINCT repository_id) FROM repository_chunks WHERE words_version < {WORDS_VERSION})"
+                "(SELECT count(DISTINCT repository_id) FROM repository_chunks WHERE words_version < {WORDS_VERSION}{in_scope})"
             )
         } else {
-            "(SELECT count(*) FROM repositories)".to_string()
+            format!("(SELECT count(*) FROM repositories WHERE true{})", scope.only("id"))
         };
         let row = self.with(|c| {
-            c.query_one(&format!("SELECT (SELECT count(*) FROM repositories), {older}"), &[])
+            c.query_one(&format!("SELECT (SELECT count(*) FROM repositories WHERE true{}), {older}", scope.only("id")), &[])
         })?;
         let mut outcome = SearchOutcome {
             repositories: row.get(0),
@@ -710,7 +715,8 @@ impl SharedStore {
                     &format!(
                         "SELECT {columns}, ts_rank_cd(c.words, t.q, 32)::float8 AS rank FROM repository_chunks c \
                          JOIN repositories r ON r.id = c.repository_id, (SELECT $1::text::tsquery AS q) t \
-                         WHERE c.words @@ t.q ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}"
+                         WHERE c.words @@ t.q{} ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}",
+                        scope.only("c.repository_id")
                     ),
                     &[&all],
                 )
@@ -732,7 +738,7 @@ impl SharedStore {
                     let mut held = Vec::with_capacity(rare.len());
                     for w in &rare {
                         held.push(format!(
-                            "SELECT repository_id, path, chunk_id, {:.6}::float8 AS weight FROM repository_chunks WHERE words @@ ${}::text::tsquery",
+                            "SELECT repository_id, path, chunk_id, {:.6}::float8 AS weight FROM repository_chunks WHERE words @@ ${}::text::tsquery{in_scope}",
                             w.weight,
                             params.len() + 1
                         ));
@@ -777,18 +783,34 @@ impl SharedStore {
                         let (id, dim): (i32, i32) = (row.get(0), row.get(1));
                         if usize::try_from(dim).ok() == Some(v.len()) {
                             let q = pgvector::Vector::from(v.to_vec());
-                            // Nearest texts of the model (HNSW), then the
-                            // published chunks holding them, in that order.
+                            // Nearest texts of the model (HNSW; within a
+                            // scope, every text of its chunks, measured: the
+                            // fence `OFFSET 0` keeps the ordering off the
+                            // index), then the published chunks holding
+                            // them, in that order.
+                            let nearest = if scope.is_everything() {
+                                format!(
+                                    "SELECT content_hash, embedding::vector({dim}) <=> $1::vector({dim}) AS distance \
+                                     FROM embeddings WHERE model_id = {id} \
+                                     ORDER BY embedding::vector({dim}) <=> $1::vector({dim}) LIMIT {DEPTH}"
+                                )
+                            } else {
+                                format!(
+                                    "SELECT content_hash, distance FROM (SELECT e.content_hash, e.embedding::vector({dim}) <=> $1::vector({dim}) AS distance \
+                                     FROM embeddings e WHERE e.model_id = {id} AND e.content_hash IN \
+                                     (SELECT content_hash FROM repository_chunks WHERE true{in_scope}) OFFSET 0) s \
+                                     ORDER BY distance LIMIT {DEPTH}"
+                                )
+                            };
                             let rows = self.with(|c| {
                                 let mut tx = c.transaction()?;
                                 tx.batch_execute("SET LOCAL hnsw.ef_search = 200")?;
                                 let rows = tx.query(
                                     &format!(
-                                        "WITH nearest AS (SELECT content_hash, embedding::vector({dim}) <=> $1::vector({dim}) AS distance \
-                                         FROM embeddings WHERE model_id = {id} \
-                                         ORDER BY embedding::vector({dim}) <=> $1::vector({dim}) LIMIT {DEPTH}) \
-                                         SELECT {columns}, 1 - n.distance FROM nearest n JOIN repository_chunks c ON c.content_hash = n.content_hash \
-                                         JOIN repositories r ON r.id = c.repository_id ORDER BY n.distance, r.name, c.path, c.start_line"
+                                        "WITH nearest AS ({nearest}) \
+                                         SELECT {columns}, 1 - n.distance FROM nearest n JOIN repository_chunks c ON c.content_hash = n.content_hash{} \
+                                         JOIN repositories r ON r.id = c.repository_id ORDER BY n.distance, r.name, c.path, c.start_line",
+                                        scope.only("c.repository_id")
                                     ),
                                     &[&q],
                                 )?;
@@ -883,20 +905,51 @@ impl SharedStore {
         Ok(n > 0)
     }
 
-    /// Whether every published repository has a vector of the model `key`
-    /// for each of its chunks as last published ([`Self::mark_vectors`]);
-    /// false for an empty store.
+    /// The scope of a search limited to the repositories `wanted` names:
+    /// each a published name (`github.com/org/app`) or its last parts
+    /// (`org/app`, `app`) when only one published name ends so. Every
+    /// published repository when `wanted` is empty.
+    ///
+    /// # Errors
+    /// [`ScopeError::Unknown`] for a name no published repository, or more
+    /// than one, answers to (listing the published names);
+    /// [`ScopeError::Database`] when the store fails.
+    pub fn scope(&self, wanted: &[String]) -> Result<Scope, ScopeError> {
+        if wanted.is_empty() {
+            return Ok(Scope::everything());
+        }
+        let rows = self
+            .with(|c| c.query("SELECT id, name FROM repositories ORDER BY name", &[]))
+            .map_err(ScopeError::Database)?;
+        let published: Vec<(i32, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let mut scope = Scope::everything();
+        for w in wanted {
+            let (id, name) = find_published(&published, w, self.shown())?;
+            if !scope.ids.contains(id) {
+                scope.ids.push(*id);
+                scope.names.push(name.clone());
+            }
+        }
+        Ok(scope)
+    }
+
+    /// Whether every published repository of `scope` has a vector of the
+    /// model `key` for each of its chunks as last published
+    /// ([`Self::mark_vectors`]); false for an empty store.
     ///
     /// # Errors
     /// Database errors.
-    pub fn covers(&self, key: &str) -> Result<bool, String> {
+    pub fn covers(&self, key: &str, scope: &Scope) -> Result<bool, String> {
         if !self.additions.vectors_table {
             return Ok(false);
         }
         let row = self.with(|c| {
             c.query_one(
-                "SELECT count(*) > 0 AND bool_and(EXISTS (SELECT 1 FROM repository_vectors v JOIN models m ON m.id = v.model_id \
-                 WHERE v.repository_id = r.id AND m.key = $1 AND v.published_at = r.published_at)) FROM repositories r",
+                &format!(
+                    "SELECT count(*) > 0 AND bool_and(EXISTS (SELECT 1 FROM repository_vectors v JOIN models m ON m.id = v.model_id \
+                     WHERE v.repository_id = r.id AND m.key = $1 AND v.published_at = r.published_at)) FROM repositories r WHERE true{}",
+                    scope.only("r.id")
+                ),
                 &[&key],
             )
         })?;
@@ -1004,6 +1057,98 @@ pub struct SearchOutcome {
     pub older_words: i64,
     /// `ready`, or `unavailable: <reason>` for the vector arm.
     pub vector_status: String,
+}
+
+/// The published repositories a search covers: every one
+/// ([`Scope::everything`]), or those [`SharedStore::scope`] found by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Their ids in the store; empty for every repository.
+    ids: Vec<i32>,
+    /// Their published names, in the order asked for.
+    pub names: Vec<String>,
+}
+
+impl Scope {
+    /// Every published repository.
+    #[must_use]
+    pub fn everything() -> Self {
+        Self::default()
+    }
+
+    /// Whether it covers every published repository.
+    #[must_use]
+    pub fn is_everything(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// An SQL condition limiting `column` (a repository id) to the scope,
+    /// ` AND column IN (..)`; empty for every repository. The ids are the
+    /// store's own integers, never text from the user.
+    fn only(&self, column: &str) -> String {
+        if self.ids.is_empty() {
+            return String::new();
+        }
+        let ids: Vec<String> = self.ids.iter().map(ToString::to_string).collect();
+        format!(" AND {column} IN ({})", ids.join(", "))
+    }
+}
+
+/// Why [`SharedStore::scope`] found no scope.
+#[derive(Debug, thiserror::Error)]
+pub enum ScopeError {
+    /// A name no published repository, or more than one, answers to; the
+    /// message lists the published names.
+    #[error("{0}")]
+    Unknown(String),
+    /// The store failed.
+    #[error("{0}")]
+    Database(String),
+}
+
+/// Published repositories listed in a message, at most this many.
+const NAMES_SHOWN: usize = 20;
+
+/// `names` as a message lists them: at most [`NAMES_SHOWN`], then how many more.
+fn listed(names: &[&str]) -> String {
+    let mut out = names.iter().take(NAMES_SHOWN).copied().collect::<Vec<_>>().join(", ");
+    if names.len() > NAMES_SHOWN {
+        out.push_str(&format!(" and {} more", names.len() - NAMES_SHOWN));
+    }
+    out
+}
+
+/// The published name `wanted` means among `published` (id, name): the
+/// name itself, else the one name ending in `/wanted` (`app` or
+/// `org/app` for `github.com/org/app`), letter case aside either way.
+fn find_published<'a>(published: &'a [(i32, String)], wanted: &str, shown: &str) -> Result<&'a (i32, String), ScopeError> {
+    let wanted = wanted.trim().trim_matches('/');
+    let all: Vec<&str> = published.iter().map(|(_, n)| n.as_str()).collect();
+    if wanted.is_empty() {
+        return Err(ScopeError::Unknown(format!(
+            "an empty repository name; give one published to {shown}: {}",
+            listed(&all)
+        )));
+    }
+    if let Some(exact) = published.iter().find(|(_, n)| n.eq_ignore_ascii_case(wanted)) {
+        return Ok(exact);
+    }
+    let tail = format!("/{}", wanted.to_lowercase());
+    let ending: Vec<&(i32, String)> = published.iter().filter(|(_, n)| n.to_lowercase().ends_with(&tail)).collect();
+    match ending.as_slice() {
+        [one] => Ok(one),
+        [] if all.is_empty() => Err(ScopeError::Unknown(format!(
+            "no repository named {wanted:?} is published to {shown}: none is yet; publish one with `code-intel index` and the store configured"
+        ))),
+        [] => Err(ScopeError::Unknown(format!(
+            "no repository named {wanted:?} is published to {shown}; published: {}",
+            listed(&all)
+        ))),
+        several => Err(ScopeError::Unknown(format!(
+            "{wanted:?} names several published repositories: {}; give one's full name",
+            listed(&several.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>())
+        ))),
+    }
 }
 
 /// A postgres error as one line without secrets: the server's message
@@ -1343,6 +1488,45 @@ mod tests {
         assert!(!shown(&config).contains("s3cret"));
         let err = connection_config("postgres://ci:s3cret@db:notaport/x").unwrap_err();
         assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn repositories_are_found_by_name_or_its_last_parts() {
+        let published: Vec<(i32, String)> = [
+            (1, "github.com/acme/shop"),
+            (2, "github.com/acme/shop-admin"),
+            (3, "gitlab.example.com/ops/shop"),
+            (4, "github.com/acme/billing"),
+        ]
+        .iter()
+        .map(|(id, n)| (*id, (*n).to_string()))
+        .collect();
+        let found = |w: &str| find_published(&published, w, "postgres://db/x").map(|(id, _)| *id);
+        assert_eq!(found("github.com/acme/shop").unwrap(), 1);
+        assert_eq!(found("GitHub.com/Acme/Shop/").unwrap(), 1, "letter case and a trailing slash aside");
+        assert_eq!(found("billing").unwrap(), 4);
+        assert_eq!(found("acme/shop").unwrap(), 1);
+        assert_eq!(found("ops/shop").unwrap(), 3);
+        assert_eq!(found("shop-admin").unwrap(), 2);
+        // A part of a name is no name: `shop` is not `shop-admin`'s.
+        let several = found("shop").unwrap_err().to_string();
+        assert!(several.contains("names several") && several.contains("github.com/acme/shop,") && !several.contains("shop-admin"), "{several}");
+        let unknown = found("payments").unwrap_err().to_string();
+        assert!(unknown.contains("\"payments\"") && unknown.contains("published: github.com/acme/shop") && unknown.contains("postgres://db/x"), "{unknown}");
+        assert!(found(" ").unwrap_err().to_string().contains("empty"));
+        let none = find_published(&[], "shop", "postgres://db/x").unwrap_err().to_string();
+        assert!(none.contains("none is yet"), "{none}");
+    }
+
+    #[test]
+    fn scopes_limit_queries_to_their_repositories() {
+        assert_eq!(Scope::everything().only("r.id"), "");
+        let scope = Scope { ids: vec![3, 7], names: vec!["a".into(), "b".into()] };
+        assert_eq!(scope.only("c.repository_id"), " AND c.repository_id IN (3, 7)");
+        assert!(!scope.is_everything());
+        let many: Vec<String> = (0..25).map(|i| format!("r{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(listed(&many).ends_with("r19 and 5 more"), "{}", listed(&many));
     }
 
     fn weight(clause: &str, count: i64, common: bool) -> ClauseWeight {
