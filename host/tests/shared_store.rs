@@ -519,6 +519,29 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
         (Some("tools"), Some("app/services.py")),
         "{r}"
     );
+    // The vector arm of a scope, by either way of finding its nearest
+    // texts (the scope compared text by text, or the index's nearest that
+    // it holds): a published text of `tools` is its own nearest.
+    let store = code_intel_shared::SharedStore::connect(&pg.url).unwrap();
+    let row = pg.psql(
+        "SELECT m.key || '|' || c.path || '|' || c.chunk_id || '|' || e.embedding::text FROM embeddings e \
+         JOIN models m ON m.id = e.model_id JOIN repository_chunks c ON c.content_hash = e.content_hash \
+         JOIN repositories r ON r.id = c.repository_id WHERE r.name = 'tools' ORDER BY c.path, c.chunk_id, m.key LIMIT 1",
+    );
+    let fields: Vec<&str> = row.splitn(4, '|').collect();
+    let vector: Vec<f32> = fields[3].trim_matches(['[', ']']).split(',').map(|x| x.parse().unwrap()).collect();
+    for exact_up_to in [1_000_000, 0] {
+        let scope = store.scope(&["tools".to_string()]).unwrap().scanning_at_most(exact_up_to);
+        let outcome = store
+            .search(&code_intel_shared::FullTextQuery::new("zzqxnothing"), Some((fields[0], &vector)), &scope, 50)
+            .unwrap();
+        assert_eq!(outcome.vector_status, "ready");
+        assert!(!outcome.hits.is_empty() && outcome.hits.iter().all(|h| h.repository == "tools"), "{exact_up_to}: {:?}", outcome.hits);
+        let best = outcome.hits.iter().max_by(|a, b| a.similarity.unwrap().total_cmp(&b.similarity.unwrap())).unwrap();
+        assert!(best.similarity.unwrap() > 0.999, "{exact_up_to}: {best:?}");
+        assert!(outcome.hits.iter().any(|h| h.path == fields[1] && h.chunk_id == fields[2]), "{exact_up_to}: {:?}", outcome.hits);
+    }
+
     // A name nothing is published under: an error listing what is.
     let out = search_shared_with(tmp.path(), &pg.url, &model_dir, "login", &["--shared", "--repository", "shopp"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

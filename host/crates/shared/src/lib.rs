@@ -645,7 +645,7 @@ impl SharedStore {
         scope: &Scope,
         limit: usize,
     ) -> Result<SearchOutcome, String> {
-        const DEPTH: i64 = 100;
+        const DEPTH: i64 = SEARCH_DEPTH;
         // Chunks holding any of the rarer words ranked by `ts_rank_cd`
         // (best by the words' weights first).
         const SHORTLIST: i64 = 3 * DEPTH;
@@ -783,31 +783,63 @@ impl SharedStore {
                         let (id, dim): (i32, i32) = (row.get(0), row.get(1));
                         if usize::try_from(dim).ok() == Some(v.len()) {
                             let q = pgvector::Vector::from(v.to_vec());
-                            // Nearest texts of the model (HNSW; within a
-                            // scope, every text of its chunks, measured: the
-                            // fence `OFFSET 0` keeps the ordering off the
-                            // index), then the published chunks holding
-                            // them, in that order.
-                            let nearest = if scope.is_everything() {
+                            // Nearest texts of the model (HNSW), then the
+                            // published chunks holding them, in that order.
+                            // Within a scope: the index's nearest that its
+                            // chunks hold, or every text of its chunks (see
+                            // `scoped_nearest`; the fence `OFFSET 0` keeps
+                            // that ordering off the index).
+                            let index_nearest = |limit: i64| {
                                 format!(
                                     "SELECT content_hash, embedding::vector({dim}) <=> $1::vector({dim}) AS distance \
                                      FROM embeddings WHERE model_id = {id} \
-                                     ORDER BY embedding::vector({dim}) <=> $1::vector({dim}) LIMIT {DEPTH}"
+                                     ORDER BY embedding::vector({dim}) <=> $1::vector({dim}) LIMIT {limit}"
                                 )
+                            };
+                            let strategy = if scope.is_everything() {
+                                Nearest::Index { candidates: DEPTH }
                             } else {
-                                format!(
-                                    "SELECT content_hash, distance FROM (SELECT e.content_hash, e.embedding::vector({dim}) <=> $1::vector({dim}) AS distance \
-                                     FROM embeddings e WHERE e.model_id = {id} AND e.content_hash IN \
-                                     (SELECT content_hash FROM repository_chunks WHERE true{in_scope}) OFFSET 0) s \
-                                     ORDER BY distance LIMIT {DEPTH}"
-                                )
+                                let row = self.with(|c| {
+                                    c.query_one(
+                                        &format!(
+                                            "SELECT (SELECT count(*) FROM repository_chunks WHERE true{in_scope}), \
+                                             (SELECT greatest(reltuples, 0)::int8 FROM pg_class WHERE relname = 'repository_chunks')"
+                                        ),
+                                        &[],
+                                    )
+                                })?;
+                                scoped_nearest(row.get(0), row.get::<_, Option<i64>>(1).unwrap_or(0), scope.exact_scan_limit)
+                            };
+                            let (ctes, ef_search) = match strategy {
+                                Nearest::Index { candidates } if scope.is_everything() => {
+                                    (format!("nearest AS ({})", index_nearest(candidates)), 200)
+                                }
+                                Nearest::Index { candidates } => (
+                                    format!(
+                                        "candidates AS ({}), nearest AS (SELECT n.content_hash, n.distance FROM candidates n \
+                                         WHERE EXISTS (SELECT 1 FROM repository_chunks c WHERE c.content_hash = n.content_hash{}) \
+                                         ORDER BY n.distance LIMIT {DEPTH})",
+                                        index_nearest(candidates),
+                                        scope.only("c.repository_id")
+                                    ),
+                                    candidates.max(200),
+                                ),
+                                Nearest::Exact => (
+                                    format!(
+                                        "nearest AS (SELECT content_hash, distance FROM (SELECT e.content_hash, e.embedding::vector({dim}) <=> $1::vector({dim}) AS distance \
+                                         FROM embeddings e WHERE e.model_id = {id} AND e.content_hash IN \
+                                         (SELECT content_hash FROM repository_chunks WHERE true{in_scope}) OFFSET 0) s \
+                                         ORDER BY distance LIMIT {DEPTH})"
+                                    ),
+                                    200,
+                                ),
                             };
                             let rows = self.with(|c| {
                                 let mut tx = c.transaction()?;
-                                tx.batch_execute("SET LOCAL hnsw.ef_search = 200")?;
+                                tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef_search}"))?;
                                 let rows = tx.query(
                                     &format!(
-                                        "WITH nearest AS ({nearest}) \
+                                        "WITH {ctes} \
                                          SELECT {columns}, 1 - n.distance FROM nearest n JOIN repository_chunks c ON c.content_hash = n.content_hash{} \
                                          JOIN repositories r ON r.id = c.repository_id ORDER BY n.distance, r.name, c.path, c.start_line",
                                         scope.only("c.repository_id")
@@ -1059,14 +1091,60 @@ pub struct SearchOutcome {
     pub vector_status: String,
 }
 
+/// A scope of at most this many chunks has its texts compared with the
+/// query one by one (about 6.5 us each; 5,000 take ~30 ms).
+pub const EXACT_SCAN_CHUNKS: i64 = 5_000;
+
+/// Most nearest texts a scoped search takes from the approximate index to
+/// keep its scope's (pgvector's largest `hnsw.ef_search`).
+const MAX_INDEX_CANDIDATES: i64 = 1_000;
+
+/// How the vector arm finds a search's nearest texts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Nearest {
+    /// The approximate index's first `candidates` (those the scope's chunks
+    /// hold kept, when scoped).
+    Index { candidates: i64 },
+    /// Every text of the scope's chunks compared with the query.
+    Exact,
+}
+
+/// How a scope of `scope_chunks` of the store's `all_chunks` finds its
+/// nearest texts: exactly up to `exact_limit` chunks; beyond, from the
+/// approximate index's nearest, enough of them that about twice the texts
+/// needed are the scope's when its texts are spread like its share of the
+/// chunks ([`MAX_INDEX_CANDIDATES`] at most: 20 % of the store); a larger
+/// scope holding a smaller share is scanned exactly too (slower, as long as
+/// the store runs pgvector releases without filtered index scans).
+fn scoped_nearest(scope_chunks: i64, all_chunks: i64, exact_limit: i64) -> Nearest {
+    if scope_chunks <= exact_limit {
+        return Nearest::Exact;
+    }
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    let candidates = (2.0 * SEARCH_DEPTH as f64 * all_chunks.max(scope_chunks) as f64 / scope_chunks as f64).ceil() as i64;
+    if candidates <= MAX_INDEX_CANDIDATES { Nearest::Index { candidates } } else { Nearest::Exact }
+}
+
+/// Nearest texts and best keyword chunks each arm of a search takes.
+const SEARCH_DEPTH: i64 = 100;
+
 /// The published repositories a search covers: every one
 /// ([`Scope::everything`]), or those [`SharedStore::scope`] found by name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scope {
     /// Their ids in the store; empty for every repository.
     ids: Vec<i32>,
     /// Their published names, in the order asked for.
     pub names: Vec<String>,
+    /// Scopes of at most this many chunks are searched by meaning exactly
+    /// ([`EXACT_SCAN_CHUNKS`] unless [`Scope::scanning_at_most`] says).
+    exact_scan_limit: i64,
+}
+
+impl Default for Scope {
+    fn default() -> Self {
+        Self { ids: Vec::new(), names: Vec::new(), exact_scan_limit: EXACT_SCAN_CHUNKS }
+    }
 }
 
 impl Scope {
@@ -1074,6 +1152,15 @@ impl Scope {
     #[must_use]
     pub fn everything() -> Self {
         Self::default()
+    }
+
+    /// The same scope, compared with the query text by text only while it
+    /// holds at most `chunks` chunks (larger ones keep the approximate
+    /// index's nearest that they hold).
+    #[must_use]
+    pub fn scanning_at_most(mut self, chunks: i64) -> Self {
+        self.exact_scan_limit = chunks;
+        self
     }
 
     /// Whether it covers every published repository.
@@ -1519,9 +1606,20 @@ mod tests {
     }
 
     #[test]
+    fn small_scopes_are_scanned_and_large_shares_filtered_from_the_index() {
+        assert_eq!(scoped_nearest(1_500, 113_000, EXACT_SCAN_CHUNKS), Nearest::Exact);
+        // 36 % of the store: about 550 of the index's nearest hold ~200 of its texts.
+        assert_eq!(scoped_nearest(40_866, 113_436, EXACT_SCAN_CHUNKS), Nearest::Index { candidates: 556 });
+        // Under 20 % of the store it would take more than pgvector's 1,000.
+        assert_eq!(scoped_nearest(15_000, 113_436, EXACT_SCAN_CHUNKS), Nearest::Exact);
+        assert_eq!(scoped_nearest(10, 20, 0), Nearest::Index { candidates: 400 });
+        assert_eq!(scoped_nearest(10, 0, 0), Nearest::Index { candidates: 200 }, "statistics not gathered yet");
+    }
+
+    #[test]
     fn scopes_limit_queries_to_their_repositories() {
         assert_eq!(Scope::everything().only("r.id"), "");
-        let scope = Scope { ids: vec![3, 7], names: vec!["a".into(), "b".into()] };
+        let scope = Scope { ids: vec![3, 7], names: vec!["a".into(), "b".into()], ..Scope::everything() };
         assert_eq!(scope.only("c.repository_id"), " AND c.repository_id IN (3, 7)");
         assert!(!scope.is_everything());
         let many: Vec<String> = (0..25).map(|i| format!("r{i}")).collect();
