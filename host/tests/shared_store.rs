@@ -451,6 +451,8 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
     report(&index(&shop, &pg.url, &model_dir));
     assert_eq!(pg.psql("SELECT count(*) FROM repository_chunks"), before);
     assert_eq!(pg.psql("SELECT count(*) FROM repositories"), "2");
+    // Publishing vacuums the chunks, so their rows count through the index alone.
+    assert_eq!(pg.psql("SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'repository_chunks'"), "t");
 
     let results = |query: &str| -> Value {
         let out = search_shared(tmp.path(), &pg.url, &model_dir, query);

@@ -563,12 +563,13 @@ impl SharedStore {
 
     /// Publishes a repository's chunks under `name`, replacing what was
     /// published under that name before (one transaction: searches see the
-    /// old set or the new one). Returns the number of chunks.
+    /// old set or the new one), then vacuums the chunks' table. Returns the
+    /// number of chunks.
     ///
     /// # Errors
     /// Database errors.
     pub fn publish_repository(&self, name: &str, chunks: &[RepoChunk]) -> Result<u64, String> {
-        self.with(|c| {
+        let published = self.with(|c| {
             let mut tx = c.transaction()?;
             // The upsert locks the repository's row: two publishers of one
             // repository take turns.
@@ -622,7 +623,18 @@ impl SharedStore {
             }
             tx.commit()?;
             Ok(chunks.len() as u64)
-        })
+        })?;
+        // The rows just written are not yet marked visible to every
+        // transaction, so counting the chunks that hold a word (the
+        // any-word ranking's weights) reads each of them from the table
+        // instead of the index alone until autovacuum runs: 46 ms against 7
+        // for one 16-word request over 33,000 chunks. Vacuuming marks them
+        // (~170 ms after publishing 1,500 chunks into 33,000); a store
+        // that refuses (another owner) only warns, and searches stay right.
+        if let Err(e) = self.with(|c| c.batch_execute("VACUUM repository_chunks")) {
+            tracing::warn!("shared store: VACUUM repository_chunks after publishing {name} failed: {e}");
+        }
+        Ok(published)
     }
 
     /// Searches the published repositories of `scope` (every one, or those
