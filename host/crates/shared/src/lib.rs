@@ -644,9 +644,9 @@ impl SharedStore {
     /// its rarer words, ranked by the BM25 weights of the words each holds
     /// and then by `ts_rank_cd`), and, given the query's vector
     /// under a model key, the nearest chunk texts of that model (pgvector
-    /// HNSW, cosine; within a scope, an exact scan of the scope's chunk
-    /// texts, which an approximate index filtered afterwards would miss),
-    /// fused by reciprocal rank. At most `limit` hits.
+    /// HNSW, cosine; within a scope, its texts compared one by one or the
+    /// index's nearest that it holds, see `scoped_nearest`), fused by
+    /// reciprocal rank. At most `limit` hits.
     ///
     /// # Errors
     /// Database errors.
@@ -755,7 +755,7 @@ impl SharedStore {
                     let mut held = Vec::with_capacity(rare.len());
                     for w in &rare {
                         held.push(format!(
-                            "SELECT ctid AS row, {:.6}::float8 AS weight FROM repository_chunks WHERE words @@ ${}::text::tsquery{in_scope}",
+                            "SELECT ctid AS place, {:.6}::float8 AS weight FROM repository_chunks WHERE words @@ ${}::text::tsquery{in_scope}",
                             w.weight,
                             params.len() + 1
                         ));
@@ -768,10 +768,10 @@ impl SharedStore {
                         let rows = tx.query(
                             &format!(
                                 "WITH held AS ({held}), \
-                                 best AS (SELECT row, sum(weight) AS weight FROM held GROUP BY row \
-                                          ORDER BY weight DESC, row LIMIT {SHORTLIST}) \
+                                 best AS (SELECT place, sum(weight) AS weight FROM held GROUP BY place \
+                                          ORDER BY weight DESC, place LIMIT {SHORTLIST}) \
                                  SELECT {columns}, b.weight + ts_rank_cd(c.words, $1::text::tsquery, 32)::float8 AS rank FROM best b \
-                                 JOIN repository_chunks c ON c.ctid = b.row \
+                                 JOIN repository_chunks c ON c.ctid = b.place \
                                  JOIN repositories r ON r.id = c.repository_id \
                                  ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}"
                             ),
