@@ -33,13 +33,19 @@ pub struct TextQuery {
     /// FTS5 expression every hit must match too, without taking part in
     /// ranking: the common words of an all-words query.
     pub required: Option<String>,
+    /// At most this many chunks match the whole query (`ranked` and
+    /// `required`), when known from the index's term statistics: an
+    /// all-words query matches no more chunks than its rarest plain word.
+    /// Lets [`Store::fts_search`] rank a query it knows to be narrow
+    /// without first reading its matches to find out.
+    pub most_matches: Option<u64>,
 }
 
 impl TextQuery {
     /// A query ranked by `expression` alone.
     #[must_use]
     pub fn plain(expression: impl Into<String>) -> Self {
-        Self { ranked: expression.into(), required: None }
+        Self { ranked: expression.into(), required: None, most_matches: None }
     }
 }
 
@@ -87,20 +93,40 @@ impl Store {
             return Ok(Some(TextQuery::plain(whole)));
         }
         let common_flags = self.in_half_of_the_chunks(&plain)?;
+        let most_matches = if any { None } else { self.most_matches(&plain)? };
+        let whole = TextQuery { most_matches, ..TextQuery::plain(whole) };
         let common: Vec<&str> = plain.iter().zip(&common_flags).filter(|(_, c)| **c).map(|(w, _)| *w).collect();
         let is_common = |i: usize| folded[i].as_deref().is_some_and(|f| common.contains(&f));
         let rare: Vec<&str> = (0..words.len()).filter(|&i| !is_common(i)).map(|i| words[i]).collect();
         if common.is_empty() || rare.is_empty() {
-            return Ok(Some(TextQuery::plain(whole)));
+            return Ok(Some(whole));
         }
-        let Some(ranked) = match_expression(&rare.join(" "), any) else { return Ok(Some(TextQuery::plain(whole))) };
+        let Some(ranked) = match_expression(&rare.join(" "), any) else { return Ok(Some(whole)) };
         let required = if any {
             None
         } else {
             let common_words: Vec<&str> = (0..words.len()).filter(|&i| is_common(i)).map(|i| words[i]).collect();
             match_expression(&common_words.join(" "), false)
         };
-        Ok(Some(TextQuery { ranked, required }))
+        Ok(Some(TextQuery { ranked, required, most_matches }))
+    }
+
+    /// At most how many chunks hold every one of `terms` (plain lower-case
+    /// words of an all-words query, counted by
+    /// [`Self::in_half_of_the_chunks`] just before): the fewest holding one
+    /// of them, among the words the query matches as written (a word it
+    /// also matches by its stem as a prefix matches more than its own
+    /// count), widened by the chunks changed since that count was read.
+    /// `None` when no such word was counted.
+    fn most_matches(&self, terms: &[&str]) -> Result<Option<u64>> {
+        let changes = self.chunk_changes()?;
+        let cache = self.term_counts.borrow();
+        Ok(terms
+            .iter()
+            .filter(|t| crate::tokenize::stem_prefix(t).is_none())
+            .filter_map(|t| cache.bounded.get(*t))
+            .filter_map(|&(n, since)| Some(n.saturating_add(changes.checked_sub(since)?)))
+            .min())
     }
 
     /// Whether each of `terms` is in at least half of the chunks (and in
@@ -293,17 +319,51 @@ mod tests {
     fn common_words_are_required_not_ranked() {
         let s = store(40);
         let q = s.text_query("self total order", false).unwrap().unwrap();
-        assert_eq!(q, TextQuery { ranked: r#""total" AND "order""#.into(), required: Some(r#""self""#.into()) });
+        assert_eq!(q, TextQuery { ranked: r#""total" AND "order""#.into(), required: Some(r#""self""#.into()), most_matches: Some(1) });
         let any = s.text_query("self total order", true).unwrap().unwrap();
         assert_eq!(any, TextQuery::plain(r#""total" OR "order""#));
-        // Nothing but common words: the query stays whole.
-        assert_eq!(s.text_query("self value", false).unwrap().unwrap(), TextQuery::plain(r#""self" AND ("value" OR "valu"*)"#));
+        // Nothing but common words: the query stays whole. `value` is also
+        // matched by its stem, so only `self` bounds the matches.
+        assert_eq!(
+            s.text_query("self value", false).unwrap().unwrap(),
+            TextQuery { most_matches: Some(40), ..TextQuery::plain(r#""self" AND ("value" OR "valu"*)"#) }
+        );
         // One word or an identifier: as written.
         assert_eq!(s.text_query("self", false).unwrap().unwrap(), TextQuery::plain(r#""self""#));
         assert_eq!(
             s.text_query("the_value total", false).unwrap().unwrap(),
-            TextQuery::plain(r#"("the_value" OR "the value") AND "total""#)
+            TextQuery { most_matches: Some(5), ..TextQuery::plain(r#"("the_value" OR "the value") AND "total""#) }
         );
+    }
+
+    /// A query known to be narrow is ranked without first reading its
+    /// matches: the same hits as when they are read, and the bound holds
+    /// after the chunks change.
+    #[test]
+    fn narrow_queries_rank_like_counted_ones() {
+        let mut s = store(40);
+        let names = |s: &Store, q: &TextQuery| -> Vec<String> {
+            s.fts_search(q, None, &[], &|_| true, 100).unwrap().into_iter().map(|h| h.name).collect()
+        };
+        let matches = |s: &Store, q: &TextQuery| -> u64 {
+            s.conn().query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [&q.ranked], |r| r.get::<_, i64>(0)).unwrap().unsigned_abs()
+        };
+        let q = s.text_query("value total", false).unwrap().unwrap();
+        assert_eq!(q.most_matches, Some(5));
+        assert_eq!(matches(&s, &q), 5);
+        let unbounded = TextQuery { most_matches: None, ..q.clone() };
+        assert_eq!(names(&s, &q), names(&s, &unbounded));
+        assert_eq!(names(&s, &q).len(), 5);
+        // One more chunk with "total": the count read before is widened by
+        // the change, so it still bounds the matches.
+        let extra = ChunkedFile { chunks: vec![chunk(99, "value total")], chunker: "test".into(), ..Default::default() };
+        let file = FileRecord { path: "b.py".into(), sha256: "00".into(), size: 1, mtime_ns: 0 };
+        s.write(|w| w.replace_file(&file, &extra, 0).map(drop)).unwrap();
+        let q = s.text_query("value total", false).unwrap().unwrap();
+        assert!(q.most_matches.is_some_and(|m| m >= matches(&s, &q)), "{:?} for {} matches", q.most_matches, matches(&s, &q));
+        assert_eq!(names(&s, &q).len(), 6);
+        // An any-word query is not bounded by its rarest word.
+        assert_eq!(s.text_query("value total", true).unwrap().unwrap().most_matches, None);
     }
 
     #[test]
@@ -318,7 +378,7 @@ mod tests {
         assert_eq!(names(&split), names(&whole));
         assert_eq!(names(&split).len(), 5);
         // A required word no hit has leaves none.
-        let missing = TextQuery { ranked: r#""total""#.into(), required: Some(r#""absent""#.into()) };
+        let missing = TextQuery { ranked: r#""total""#.into(), required: Some(r#""absent""#.into()), most_matches: None };
         assert!(names(&missing).is_empty());
     }
 }
