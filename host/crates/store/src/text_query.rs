@@ -346,7 +346,8 @@ mod tests {
             s.fts_search(q, None, &[], &|_| true, 100).unwrap().into_iter().map(|h| h.name).collect()
         };
         let matches = |s: &Store, q: &TextQuery| -> u64 {
-            s.conn().query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [&q.ranked], |r| r.get::<_, i64>(0)).unwrap().unsigned_abs()
+            let n: i64 = s.conn().query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [&q.ranked], |r| r.get(0)).unwrap();
+            n.unsigned_abs()
         };
         let q = s.text_query("value total", false).unwrap().unwrap();
         assert_eq!(q.most_matches, Some(5));
