@@ -30,7 +30,7 @@ fn main() {
     for request in requests.lines().filter(|l| !l.trim().is_empty()) {
         let Some(query) = store.text_query(request, false).expect("query builds") else { continue };
         let unbounded = TextQuery { most_matches: None, ..query.clone() };
-        narrow += usize::from(query.required.is_none() && query.most_matches.is_some_and(|m| m <= MAX_SCORED as u64));
+        narrow += usize::from(query.known_narrow(MAX_SCORED));
         let search = |q: &TextQuery| store.fts_search(q, None, &[], &|_| true, 50).expect("search runs");
         let _ = search(&query);
         let (mut a, mut b) = (0.0, 0.0);

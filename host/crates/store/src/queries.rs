@@ -559,9 +559,7 @@ impl Store {
         // match at most `max_scored` chunks is ranked at once: reading its
         // matches first, only to count them, took about as long as ranking
         // them on real repositories' indexes (bench/README.md).
-        let narrow = query.required.is_none()
-            && query.most_matches.is_some_and(|m| m <= u64::try_from(max_scored).unwrap_or(u64::MAX));
-        let (broad, complete) = if narrow {
+        let (broad, complete) = if query.known_narrow(max_scored) {
             (None, true)
         } else {
             match (self.broad_candidates(&whole, max_scored)?, &query.required) {

@@ -47,6 +47,14 @@ impl TextQuery {
     pub fn plain(expression: impl Into<String>) -> Self {
         Self { ranked: expression.into(), required: None, most_matches: None }
     }
+
+    /// Whether it is known to match at most `max_scored` chunks and has no
+    /// required words: then it is ranked without first reading its matches
+    /// to count them.
+    #[must_use]
+    pub fn known_narrow(&self, max_scored: usize) -> bool {
+        self.required.is_none() && self.most_matches.is_some_and(|m| m <= u64::try_from(max_scored).unwrap_or(u64::MAX))
+    }
 }
 
 /// Posting-list sizes already read, by column (empty: any) and term, exact
