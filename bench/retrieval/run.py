@@ -31,8 +31,8 @@ is also asked of organisation-wide search (`code-intel search --shared`), the
 hits of every published repository together: a file of another repository
 counts as a miss. `--modes shared-own` asks organisation-wide search limited
 to the request's own repository (`--shared --repository NAME`), which should
-rank as the local index does. Off-topic requests are asked in the local modes
-only.
+rank as the local index does. Off-topic requests are asked in hybrid mode (or
+the first local mode) and in each shared mode.
 
 Repositories are cloned into --work (default ~/.cache/code-intel/bench/retrieval)
 at their pinned commit and kept; `code-intel index` brings each index up to
@@ -387,7 +387,9 @@ def main() -> None:
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             answers = list(pool.map(lambda rm: ask(binary, path, rm[0]["query"], rm[1], published=published), jobs))
             local = [m for m in modes if m not in shared_modes]
-            off = list(pool.map(lambda o: ask(binary, path, o["query"], "hybrid" if "hybrid" in modes else local[0]), offtopic)) if local else []
+            off_modes = (["hybrid" if "hybrid" in modes else local[0]] if local else []) + [m for m in modes if m in shared_modes]
+            off_jobs = [(o, m) for m in off_modes for o in offtopic]
+            off = list(pool.map(lambda om: ask(binary, path, om[0]["query"], om[1], published=published), off_jobs))
         for (r, m), resp in zip(jobs, answers):
             own = published if m in shared_modes else None
             s = score(r, ranked_files(resp, own), hits_of(resp, own))
@@ -400,8 +402,8 @@ def main() -> None:
             s = score(r, files, None)
             per[("bm25", repo["name"], r["lang"])].append(s)
             results["requests"].append({"id": r["id"], "mode": "bm25", **s, "files": files[:TOP]})
-        for o, resp in zip(offtopic, off):
-            results["offtopic"].append({"repo": repo["name"], "id": o["id"], "refused": bool(resp.get("no_confident_match")),
+        for (o, m), resp in zip(off_jobs, off):
+            results["offtopic"].append({"repo": repo["name"], "id": o["id"], "mode": m, "refused": bool(resp.get("no_confident_match")),
                                         "top": ranked_files(resp)[:1]})
         log(f"    answered in {time.monotonic() - t0:.0f} s")
 
@@ -422,9 +424,10 @@ def main() -> None:
             for lang in langs:
                 groups[f"{sysname} {lang}"] = summarize(per.get((sysname, repo["name"], lang), []))
         out.append(table(f"{repo['name']} ({repo['repo']} @ {repo['commit'][:12]})", groups))
-    if results["offtopic"]:
-        refused = sum(o["refused"] for o in results["offtopic"])
-        out.append(f"Off-topic requests refused (no confident match): {refused} of {len(results['offtopic'])}\n")
+    for mode in dict.fromkeys(o["mode"] for o in results["offtopic"]):
+        asked = [o for o in results["offtopic"] if o["mode"] == mode]
+        refused = sum(o["refused"] for o in asked)
+        out.append(f"Off-topic requests refused (no confident match) in {mode} mode: {refused} of {len(asked)}\n")
     for mode in modes:
         real = [x["id"] for x in results["requests"] if x["mode"] == mode and x.get("refused")]
         out.append(f"Real requests refused in {mode} mode: {len(real)}{' (' + ', '.join(real) + ')' if real else ''}\n")

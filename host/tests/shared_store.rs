@@ -481,6 +481,26 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
             .any(|a| a == "vector"),
         "{r}"
     );
+    assert_eq!(r["no_confident_match"], false, "{r}");
+    // Its similarity calibrated as local hits' `vector_score`.
+    let score = top["vector_score"].as_f64().unwrap_or_else(|| panic!("vector_score in {r}"));
+    assert!((0.2..=1.0).contains(&score), "{r}");
+    // Gibberish and everyday talk are no confident match, as locally:
+    // no hits, and the reason.
+    for (query, why) in [
+        ("qwxz zzkv plorf 7731", "no words the model knows"),
+        ("how many moons does jupiter have", "everyday language"),
+        ("明日の東京の天気を教えてください", "everyday language"),
+    ] {
+        let r = results(query);
+        assert_eq!(r["no_confident_match"], true, "{query}: {r}");
+        assert!(r["results"].as_array().unwrap().is_empty(), "{query}: {r}");
+        assert!(r["message"].as_str().unwrap().contains(why), "{query}: {r}");
+    }
+    // Within one repository too.
+    let out = search_shared_with(tmp.path(), &pg.url, &model_dir, "qwxz zzkv plorf 7731", &["--shared", "--repository", "shop"]);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["no_confident_match"], true, "{r}");
     // An identifier of the other repository.
     let r = results("UserService rename");
     let top = &r["results"][0];
@@ -509,7 +529,7 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
     assert_eq!(r["shared"]["repositories"], 1, "{r}");
     assert_eq!(r["shared"]["searched"], serde_json::json!(["shop"]), "{r}");
     let hits = r["results"].as_array().unwrap();
-    assert!(!hits.is_empty() && hits.iter().all(|h| h["repository"] == "shop"), "{r}");
+    assert!(hits.iter().all(|h| h["repository"] == "shop"), "{r}");
     let r = only("where do people sign in", &["--shared", "--repository", "tools"]);
     let hits = r["results"].as_array().unwrap();
     assert!(!hits.is_empty() && hits.iter().all(|h| h["repository"] == "tools"), "{r}");
@@ -686,6 +706,7 @@ impl Serve {
             .args(["serve", "--no-sync", "--repo"])
             .arg(repo)
             .env("CODE_INTEL_MODEL_DIR", model_dir)
+            .env("CODE_INTEL_ENGLISH_MODEL_DIR", english_model_dir())
             .env_remove("CODE_INTEL_EMBEDDING_ENDPOINT")
             .env_remove("CODE_INTEL_SHARED_STORE")
             .stdin(Stdio::piped())
@@ -778,6 +799,21 @@ fn semantic_search_with_shared_searches_every_published_repository() {
     assert_eq!(semantic["inputSchema"]["properties"]["shared"]["type"], "boolean", "{semantic}");
     assert!(semantic["outputSchema"]["properties"].get("shared").is_some(), "{semantic}");
 
+    // Once the models have loaded (a search waits for them only briefly):
+    // before, the keyword arm answers alone, or the main model, whose
+    // similarity to this English request may stay under the confidence
+    // floor.
+    let mut answer = Value::Null;
+    for _ in 0..60 {
+        let (error, r, text) = serve.search(serde_json::json!({"query": "where do people sign in", "shared": true, "n_results": 5}));
+        assert!(!error, "{text}");
+        answer = r;
+        if answer["vector_search"] == "ready" && answer["results"].as_array().is_some_and(|r| !r.is_empty()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+
     // An identifier of the other repository: found there, and named.
     let (error, r, text) = serve.search(serde_json::json!({"query": "UserService rename", "shared": true, "n_results": 5}));
     assert!(!error, "{text}");
@@ -801,18 +837,7 @@ fn semantic_search_with_shared_searches_every_published_repository() {
     assert!(text.contains("tools  app/services.py:"), "{text}");
 
     // A question in other words than the code's: found in this
-    // repository, once the model has loaded (a search waits for it only
-    // briefly).
-    let mut answer = Value::Null;
-    for _ in 0..60 {
-        let (error, r, text) = serve.search(serde_json::json!({"query": "where do people sign in", "shared": true, "n_results": 5}));
-        assert!(!error, "{text}");
-        answer = r;
-        if answer["vector_search"] == "ready" {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_secs(1));
-    }
+    // repository (the model loaded above).
     assert_eq!(answer["mode"], "hybrid", "{answer}");
     let top = &answer["results"][0];
     assert_eq!(
@@ -822,8 +847,15 @@ fn semantic_search_with_shared_searches_every_published_repository() {
     );
     assert_ne!(top["source"], "lexical", "{answer}");
 
+    assert!(top["vector_score"].as_f64().is_some_and(|s| s >= 0.2), "calibrated: {answer}");
+    // Gibberish: no confident match, and why.
+    let (error, r, text) = serve.search(serde_json::json!({"query": "qwxz zzkv plorf 7731", "shared": true}));
+    assert!(!error, "{text}");
+    assert!(r["results"].as_array().unwrap().is_empty(), "{r}");
+    assert!(r["notes"].to_string().contains("no confident match"), "{r}");
+
     // Limited to named repositories.
-    let (error, r, text) = serve.search(serde_json::json!({"query": "UserService rename", "shared": true, "repositories": ["shop"], "n_results": 5}));
+    let (error, r, text) = serve.search(serde_json::json!({"query": "where do people sign in", "shared": true, "repositories": ["shop"], "n_results": 5}));
     assert!(!error, "{text}");
     assert_eq!((r["shared"]["repositories"].as_i64(), &r["shared"]["searched"]), (Some(1), &serde_json::json!(["shop"])), "{r}");
     let hits = r["results"].as_array().unwrap();

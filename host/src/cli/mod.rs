@@ -17,6 +17,7 @@ mod plugin_new;
 mod search;
 mod serve;
 pub(crate) mod shared;
+pub(crate) mod shared_confidence;
 mod status;
 
 #[derive(Parser)]

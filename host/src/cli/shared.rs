@@ -10,6 +10,8 @@ use code_intel_core::config::Config;
 use code_intel_embed::Encoder;
 use code_intel_plugins::PluginHost;
 use code_intel_shared::{Scope, ScopeError, SharedStore, configured_url};
+
+use super::shared_confidence::Judgement;
 use code_intel_store::Store;
 use serde::Serialize;
 
@@ -343,7 +345,8 @@ pub fn use_english(
 /// configured weights, together with the files defining what the request
 /// names, times the file's prior (tests, docs, translations weighed down
 /// unless asked for); each file's best chunks follow one another. At most
-/// `limit` hits.
+/// `limit` hits; none, and `no_confident_match` saying why, when the answer
+/// is not confident ([`super::shared_confidence`]).
 ///
 /// # Errors
 /// Database errors.
@@ -354,13 +357,37 @@ pub fn ranked_search(
     scope: &Scope,
     weights: &code_intel_core::config::SearchWeights,
     limit: usize,
+    judgement: &Judgement<'_>,
 ) -> Result<code_intel_shared::SearchOutcome, String> {
     let terms = code_intel_search::glossary::english_terms(query);
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
     let text = code_intel_shared::FullTextQuery::new(&words);
     let mut outcome = store.search(&text, vector, scope, SHARED_CANDIDATES)?;
-    outcome.hits = by_file(query, std::mem::take(&mut outcome.hits), weights, limit);
+    let query_terms = code_intel_search::hybrid::query_terms(query);
+    outcome.no_confident_match = super::shared_confidence::judge(store, scope, query, &mut outcome, judgement, |name| {
+        defines(name, query, &query_terms)
+    })?;
+    outcome.hits = if outcome.no_confident_match.is_some() {
+        Vec::new()
+    } else {
+        by_file(query, std::mem::take(&mut outcome.hits), weights, limit)
+    };
     Ok(outcome)
+}
+
+/// The baselines of a query embedded by `encoder` (its anchors read from,
+/// or written to, `dir`; embedded in this process without one), for the
+/// confidence judgement. `None` when the anchors cannot be embedded: then
+/// no similarity counts as confident.
+#[must_use]
+pub fn query_baselines(encoder: &Encoder, query: &[f32], dir: Option<&Path>) -> Option<code_intel_search::semantic::Baselines> {
+    match code_intel_search::semantic::AnchorVectors::load(encoder, dir) {
+        Ok(anchors) => Some(anchors.baselines(query)),
+        Err(e) => {
+            tracing::warn!("shared search: the confidence anchors could not be embedded: {e}");
+            None
+        }
+    }
 }
 
 /// How surely the chunk named `name` defines what the request names, as
@@ -490,6 +517,7 @@ pub fn search(
             .state(),
         )
     };
+    let used_english = english.is_some();
     let encoder = english.or_else(|| main_state.as_ref().and_then(|s| s.encoder().cloned()));
     let embedded = match &encoder {
         Some(encoder) => match encoder.embed_query(query) {
@@ -501,6 +529,35 @@ pub fn search(
         },
         None => None,
     };
+    // The anchors the query's similarities are calibrated against, kept
+    // beside this repository's vector snapshots when it has a local index.
+    let anchors_dir = code_intel_search::semantic::vectors_dir(&code_intel_core::config::state_dir(root));
+    let anchors_dir = anchors_dir.is_dir().then_some(anchors_dir.as_path());
+    let baselines = match (&encoder, &embedded) {
+        (Some(encoder), Some((_, v))) => query_baselines(encoder, v, anchors_dir),
+        _ => None,
+    };
+    // The English model's topic vote, seconded by the main model's when it
+    // leans to everyday talk (that model loaded only then).
+    let everyday = super::shared_confidence::reads_as_everyday(baselines, || {
+        if !used_english {
+            return None;
+        }
+        let main = code_intel_embed::ModelHandle::load_blocking(
+            &code_intel_embed::ResolveOptions::new(Some(&config.embedding_model), Some(root))
+                .with_endpoint(config.embedding_endpoint.as_deref()),
+            &code_intel_embed::EncoderOptions::default(),
+        )
+        .state();
+        let main = main.encoder()?;
+        let v = main.embed_query(query).ok()?;
+        query_baselines(main, &v, anchors_dir)
+    });
+    let dictionary = [encoder.as_ref(), main_state.as_ref().and_then(|s| s.encoder())]
+        .into_iter()
+        .flatten()
+        .find(|e| e.is_whole_word("the").is_some());
+    let judgement = Judgement { dictionary: dictionary.map(|e| &**e), baselines, everyday };
     let started = std::time::Instant::now();
     let mut outcome = ranked_search(
         &shared,
@@ -509,6 +566,7 @@ pub fn search(
         &scope,
         &config.search_weights,
         limit.max(1),
+        &judgement,
     )?;
     let query_ms = started.elapsed().as_secs_f64() * 1000.0;
     if let Some(state) = main_state.as_ref().filter(|s| s.encoder().is_none()) {
@@ -518,6 +576,8 @@ pub fn search(
         let value = serde_json::json!({
             "shared": { "store": shared.shown(), "repositories": outcome.repositories, "searched": if scope.is_everything() { None } else { Some(&scope.names) }, "older_words": outcome.older_words, "vector_search": outcome.vector_status, "vector_model": embedded.as_ref().map(|(k, _)| k), "query_ms": query_ms },
             "results": outcome.hits,
+            "no_confident_match": outcome.no_confident_match.is_some(),
+            "message": outcome.no_confident_match,
         });
         return Ok(Some(
             serde_json::to_string_pretty(&value).unwrap_or_default() + "\n",
@@ -539,6 +599,9 @@ pub fn search(
             "  note: repositories last published by an older code-intel, whose words lack CJK character pairs: {}; run `code-intel index` in each (or let CI publish them) to match them fully\n",
             outcome.older_words
         ));
+    }
+    if let Some(message) = &outcome.no_confident_match {
+        out.push_str(&format!("  {message}\n"));
     }
     for (i, h) in outcome.hits.iter().enumerate() {
         out.push_str(&format!(
@@ -575,6 +638,7 @@ mod tests {
             arms: Vec::new(),
             keyword_score: keyword,
             similarity,
+            vector_score: None,
         }
     }
 

@@ -624,7 +624,7 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
                 start_line: u32::try_from(h.start_line).unwrap_or(0),
                 end_line: u32::try_from(h.end_line).unwrap_or(0),
                 score: h.score,
-                vector_score: None,
+                vector_score: h.vector_score.map(f64::from),
                 file_rank,
                 linked_files: Vec::new(),
             }
@@ -632,7 +632,13 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
         .collect();
     results.sort_by_key(|h| h.file_rank);
     let mut notes = Vec::new();
-    if results.is_empty() {
+    if let Some(message) = outcome.no_confident_match {
+        notes.push(format!(
+            "{message} (in the {} repositories published to {})",
+            answer.searched.as_ref().map_or_else(|| outcome.repositories.to_string(), |names| names.join(", ")),
+            answer.store
+        ));
+    } else if results.is_empty() {
         notes.push(format!(
             "no match in the {} repositories published to {}; try other words, or search this repository without shared",
             answer.searched.as_ref().map_or_else(|| outcome.repositories.to_string(), |names| names.join(", ")),

@@ -179,7 +179,7 @@ pub fn search(state: &ServerState, query: &str, repositories: &[String], limit: 
         }
         None => None,
     };
-    let encoder = english.or(main);
+    let encoder = english.or_else(|| main.clone());
     let mut vector_note = None;
     let embedded = match &encoder {
         Some(encoder) => match encoder.embed_query(query) {
@@ -195,14 +195,34 @@ pub fn search(state: &ServerState, query: &str, repositories: &[String], limit: 
         }
     };
     let vector = embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice()));
+    // The confidence judgement's baselines, from the anchors of the model
+    // that embedded the query (kept in memory by its vector search).
+    let english_side = match (vectors.english(), &encoder) {
+        (Some(side), Some(e)) if side.encoder(std::time::Duration::ZERO).0.is_some_and(|s| Arc::ptr_eq(&s, e)) => Some(side),
+        _ => None,
+    };
+    let baselines = match (&encoder, &embedded) {
+        (Some(e), Some((_, v))) => english_side.unwrap_or(&vectors).baselines(e, v).ok(),
+        _ => None,
+    };
+    // The English model's topic vote, seconded by the main model's when it
+    // leans to everyday talk, as locally.
+    let everyday = crate::cli::shared_confidence::reads_as_everyday(baselines, || {
+        let main = main.as_ref().filter(|_| english_side.is_some())?;
+        let v = main.embed_query(query).ok()?;
+        vectors.baselines(main, &v).ok()
+    });
+    let dictionary = [encoder.as_ref(), main.as_ref()].into_iter().flatten().find(|e| e.is_whole_word("the").is_some());
+    let judgement = crate::cli::shared_confidence::Judgement { dictionary: dictionary.map(|e| &**e), baselines, everyday };
 
     let started = Instant::now();
-    let mut result = crate::cli::shared::ranked_search(&store, query, vector, &scope, &state.config().search_weights, limit);
+    let weights = &state.config().search_weights;
+    let mut result = crate::cli::shared::ranked_search(&store, query, vector, &scope, weights, limit, &judgement);
     if result.is_err() {
         // The connection may have broken (the server restarted, a proxy
         // dropped it): one new connection, one more try.
         store = connection.store(&url, true)?;
-        result = crate::cli::shared::ranked_search(&store, query, vector, &scope, &state.config().search_weights, limit);
+        result = crate::cli::shared::ranked_search(&store, query, vector, &scope, weights, limit, &judgement);
     }
     let mut outcome = match result {
         Ok(outcome) => outcome,

@@ -34,6 +34,7 @@ pub mod semantic;
 pub mod structure;
 pub mod text;
 pub mod topic;
+pub mod vocabulary;
 
 #[cfg(test)]
 pub(crate) mod test_support {

@@ -79,8 +79,8 @@ pub use code_intel_core::similarity::calibrate;
 use code_intel_core::similarity::median;
 
 /// The anchors embedded with one model: computed once per process, and
-/// kept beside the vector snapshots (see [`VectorSearch::anchor_vectors`]).
-struct AnchorVectors {
+/// kept beside the vector snapshots (see [`AnchorVectors::load`]).
+pub struct AnchorVectors {
     model: String,
     passages: Vec<Vec<f32>>,
     requests: Vec<Vec<f32>>,
@@ -88,6 +88,67 @@ struct AnchorVectors {
     everyday: Vec<Vec<f32>>,
     /// [`crate::topic::SOFTWARE_REQUESTS`] as queries.
     software: Vec<Vec<f32>>,
+}
+
+impl AnchorVectors {
+    /// The anchors embedded with `encoder`'s model: read from `dir` (a file
+    /// named after the model and the anchor texts, so a new model or new
+    /// anchors never read stale vectors), else embedded now (about 90
+    /// short texts) and written there for the next process.
+    ///
+    /// # Errors
+    /// Inference failure while embedding the anchors.
+    pub fn load(encoder: &Encoder, dir: Option<&Path>) -> Result<Self, SearchError> {
+        let model = encoder.info().key.to_string();
+        let texts = anchor_texts();
+        let dim = encoder.info().dim;
+        // Not hex at its start, so `hash64` hashes all of it (it reads a
+        // leading hex digest as the hash).
+        let mut key = format!("anchors\n{model}");
+        for (text, role) in &texts {
+            key.push_str(&format!("\n{role:?}:{text}"));
+        }
+        let file = dir.map(|d| d.join(format!("anchors-{:016x}.f32", hash64(&key))));
+        let cached = file.as_ref().and_then(|f| read_vectors(f, texts.len(), dim));
+        let vectors = match cached {
+            Some(vectors) => vectors,
+            None => {
+                let mut vectors = Vec::with_capacity(texts.len());
+                for role in [code_intel_embed::Role::Passage, code_intel_embed::Role::Query] {
+                    let group: Vec<&str> = texts.iter().filter(|(_, r)| *r == role).map(|(t, _)| *t).collect();
+                    vectors.extend(encoder.embed(&group, role, &|_, _| {}).map_err(|e| SearchError::Embed(e.to_string()))?);
+                }
+                if let Some(file) = &file {
+                    write_vectors(file, &vectors);
+                }
+                vectors
+            }
+        };
+        let mut rest = vectors.into_iter();
+        let mut take = |n: usize| rest.by_ref().take(n).collect::<Vec<_>>();
+        Ok(Self {
+            model,
+            passages: take(PASSAGE_ANCHORS.len()),
+            requests: take(REQUEST_ANCHORS.len()),
+            everyday: take(crate::topic::EVERYDAY_REQUESTS.len()),
+            software: take(crate::topic::SOFTWARE_REQUESTS.len()),
+        })
+    }
+
+    /// The baselines of a query embedded by the anchors' model: its median
+    /// similarity to unrelated code and to unrelated requests, and its
+    /// topic vote ([`crate::topic`]).
+    #[must_use]
+    pub fn baselines(&self, query: &[f32]) -> Baselines {
+        let of = |vectors: &[Vec<f32>]| median(&vectors.iter().map(|v| code_intel_vector::dot(query, v)).collect::<Vec<_>>());
+        let votes = crate::topic::everyday_votes(query, &self.everyday, &self.software);
+        Baselines {
+            forest: of(&self.passages),
+            map: of(&self.requests),
+            everyday: votes >= crate::topic::EVERYDAY_VOTES,
+            everyday_votes: votes,
+        }
+    }
 }
 
 /// Every anchor text, in the order [`AnchorVectors`] keeps them, with its
@@ -597,50 +658,15 @@ impl VectorSearch {
         encoder.embed_query(text).map_err(|e| SearchError::Embed(e.to_string()))
     }
 
-    /// The anchors embedded with `encoder`'s model: from memory, else from
-    /// the file beside the vector snapshots (named after the model and the
-    /// anchor texts, so a new model or new anchors never read stale
-    /// vectors), else embedded now (about 90 short texts) and written there
-    /// for the next process.
+    /// The anchors embedded with `encoder`'s model: from memory, else
+    /// [`AnchorVectors::load`] from the folder beside the vector snapshots.
     fn anchor_vectors(&self, encoder: &Encoder) -> Result<Arc<AnchorVectors>, SearchError> {
         let model = encoder.info().key.to_string();
         let mut guard = self.anchors.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(anchors) = guard.as_ref().filter(|a| a.model == model) {
             return Ok(Arc::clone(anchors));
         }
-        let texts = anchor_texts();
-        let dim = encoder.info().dim;
-        // Not hex at its start, so `hash64` hashes all of it (it reads a
-        // leading hex digest as the hash).
-        let mut key = format!("anchors\n{model}");
-        for (text, role) in &texts {
-            key.push_str(&format!("\n{role:?}:{text}"));
-        }
-        let file = self.dir.as_ref().map(|d| d.join(format!("anchors-{:016x}.f32", hash64(&key))));
-        let cached = file.as_ref().and_then(|f| read_vectors(f, texts.len(), dim));
-        let vectors = match cached {
-            Some(vectors) => vectors,
-            None => {
-                let mut vectors = Vec::with_capacity(texts.len());
-                for role in [code_intel_embed::Role::Passage, code_intel_embed::Role::Query] {
-                    let group: Vec<&str> = texts.iter().filter(|(_, r)| *r == role).map(|(t, _)| *t).collect();
-                    vectors.extend(encoder.embed(&group, role, &|_, _| {}).map_err(|e| SearchError::Embed(e.to_string()))?);
-                }
-                if let Some(file) = &file {
-                    write_vectors(file, &vectors);
-                }
-                vectors
-            }
-        };
-        let mut rest = vectors.into_iter();
-        let mut take = |n: usize| rest.by_ref().take(n).collect::<Vec<_>>();
-        let anchors = Arc::new(AnchorVectors {
-            model,
-            passages: take(PASSAGE_ANCHORS.len()),
-            requests: take(REQUEST_ANCHORS.len()),
-            everyday: take(crate::topic::EVERYDAY_REQUESTS.len()),
-            software: take(crate::topic::SOFTWARE_REQUESTS.len()),
-        });
+        let anchors = Arc::new(AnchorVectors::load(encoder, self.dir.as_deref())?);
         *guard = Some(Arc::clone(&anchors));
         Ok(anchors)
     }
@@ -651,15 +677,7 @@ impl VectorSearch {
     /// # Errors
     /// Inference failure while embedding the anchors (once per model).
     pub fn baselines(&self, encoder: &Encoder, query: &[f32]) -> Result<Baselines, SearchError> {
-        let anchors = self.anchor_vectors(encoder)?;
-        let of = |vectors: &[Vec<f32>]| median(&vectors.iter().map(|v| code_intel_vector::dot(query, v)).collect::<Vec<_>>());
-        let votes = crate::topic::everyday_votes(query, &anchors.everyday, &anchors.software);
-        Ok(Baselines {
-            forest: of(&anchors.passages),
-            map: of(&anchors.requests),
-            everyday: votes >= crate::topic::EVERYDAY_VOTES,
-            everyday_votes: votes,
-        })
+        Ok(self.anchor_vectors(encoder)?.baselines(query))
     }
 
     /// Map hits for an embedded query, best first, scored on the calibrated

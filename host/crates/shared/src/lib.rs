@@ -701,6 +701,7 @@ impl SharedStore {
                     arms: Vec::new(),
                     keyword_score: None,
                     similarity: None,
+                    vector_score: None,
                 });
                 if !hit.arms.contains(&arm) {
                     hit.score += 1.0 / (RRF_K + rank as f64 + 1.0);
@@ -734,6 +735,7 @@ impl SharedStore {
                 )
             })?;
             let several = text.clauses.len() > 1;
+            outcome.every_word = !rows.is_empty();
             let scores: Vec<f64> = rows.iter().map(|r| r.get::<_, f64>(7)).collect();
             let mut any_rows = Vec::new();
             let mut any_scores = Vec::new();
@@ -900,6 +902,30 @@ impl SharedStore {
     /// Database errors.
     pub fn any_word_clauses(&self, text: &FullTextQuery) -> Result<Vec<String>, String> {
         Ok(rare_clauses(&self.clause_weights(&text.clauses)?).into_iter().map(|w| w.clause).collect())
+    }
+
+    /// For each `tsquery` of `queries`, does some published chunk of
+    /// `scope` match it? One round trip; each answered through the GIN
+    /// index. For the confidence judgement of organisation-wide search
+    /// (which of a request's words the store knows).
+    ///
+    /// # Errors
+    /// Database errors (a malformed query among them).
+    pub fn held(&self, queries: &[String], scope: &Scope) -> Result<Vec<bool>, String> {
+        if queries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.with(|c| {
+            c.query(
+                &format!(
+                    "SELECT EXISTS (SELECT 1 FROM repository_chunks c WHERE c.words @@ w::tsquery{}) \
+                     FROM unnest($1::text[]) WITH ORDINALITY AS q(w, i) ORDER BY i",
+                    scope.only("c.repository_id")
+                ),
+                &[&queries],
+            )
+        })?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     /// Each clause with the number of published chunks holding it (one
@@ -1092,10 +1118,14 @@ pub struct SharedHit {
     /// The full-text arm's `ts_rank_cd` (for ranking files).
     #[serde(skip)]
     pub keyword_score: Option<f64>,
-    /// The vector arm's cosine similarity (for ranking files; not the
-    /// calibrated `vector_score` of local hits).
+    /// The vector arm's cosine similarity (for ranking files).
     #[serde(skip)]
     pub similarity: Option<f64>,
+    /// That similarity calibrated against the query's similarity to
+    /// unrelated code, as local hits' `vector_score` (set by code-intel's
+    /// confidence judgement, which has the query's baselines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_score: Option<f32>,
 }
 
 /// What [`SharedStore::search`] found.
@@ -1110,6 +1140,12 @@ pub struct SearchOutcome {
     pub older_words: i64,
     /// `ready`, or `unavailable: <reason>` for the vector arm.
     pub vector_status: String,
+    /// Some chunk holds every word of the request: each word is known.
+    pub every_word: bool,
+    /// Why the answer is "no confident match" (then no hits), when its
+    /// ranking judged so (code-intel's confidence judgement; never set by
+    /// [`SharedStore::search`]).
+    pub no_confident_match: Option<String>,
 }
 
 /// A scope of at most this many chunks has its texts compared with the
