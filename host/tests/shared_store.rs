@@ -436,6 +436,13 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
         "def confirm(user):\n    # ユーザーを削除する前に確認する\n    return user.active\n",
     )
     .unwrap();
+    // A name the request says in katakana (no word of the glossary).
+    std::fs::create_dir_all(shop.join("app/hatchery")).unwrap();
+    std::fs::write(
+        shop.join("app/hatchery/incubator.py"),
+        "class Incubator:\n    def set_temperature(self, degrees):\n        self.degrees = degrees\n",
+    )
+    .unwrap();
     for repo in [&shop, &tools] {
         let r = report(&index(repo, &pg.url, &model_dir));
         assert_eq!(
@@ -606,6 +613,17 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
     let top = &r["results"][0];
     assert_eq!((top["repository"].as_str(), top["path"].as_str()), (Some("shop"), Some("app/removal.py")), "{r}");
     assert!(top["arms"].as_array().unwrap().iter().any(|a| a == "keyword"), "{r}");
+    // Katakana read against the words the published repositories name
+    // things with (recorded when each is published): インキュベーター is
+    // `incubator`, which the keyword arm then finds.
+    assert_eq!(
+        pg.psql("SELECT 'incubator' = ANY(words) FROM repository_name_words JOIN repositories r ON r.id = repository_id WHERE r.name = 'shop'"),
+        "t"
+    );
+    // (The request's other words are none of the file's.)
+    let r = results("インキュベーターの画面を削除したい");
+    let hit = r["results"].as_array().unwrap().iter().find(|h| h["path"] == "app/hatchery/incubator.py");
+    assert!(hit.is_some_and(|h| h["arms"].as_array().unwrap().iter().any(|a| a == "keyword")), "{r}");
     // A repository published by an older code-intel (its chunks' words at
     // version 1) is named until it is published again.
     pg.psql("UPDATE repository_chunks SET words_version = 1 WHERE repository_id = (SELECT id FROM repositories WHERE name = 'shop')");

@@ -359,7 +359,14 @@ pub fn ranked_search(
     limit: usize,
     judgement: &Judgement<'_>,
 ) -> Result<code_intel_shared::SearchOutcome, String> {
-    let terms = code_intel_search::glossary::english_terms(query);
+    let mut terms: Vec<String> = code_intel_search::glossary::english_terms(query).into_iter().map(str::to_string).collect();
+    if code_intel_search::loanwords::has_katakana(query) {
+        for word in code_intel_search::loanwords::english_words(query, &store.name_words(scope)?) {
+            if !terms.contains(&word) {
+                terms.push(word);
+            }
+        }
+    }
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
     let text = code_intel_shared::FullTextQuery::new(&words);
     let mut outcome = store.search(&text, vector, scope, SHARED_CANDIDATES)?;

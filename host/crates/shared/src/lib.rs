@@ -621,6 +621,16 @@ impl SharedStore {
                 sql.push_str(" ON CONFLICT DO NOTHING");
                 tx.execute(&sql, &params)?;
             }
+            if self.additions.name_words_table {
+                let texts = chunks.iter().flat_map(|c| [c.name.as_str(), c.path.as_str()]);
+                let words: Vec<String> = code_intel_store::name_words::name_words_of(texts).to_vec();
+                tx.execute(
+                    "INSERT INTO repository_name_words (repository_id, words, published_at) \
+                     SELECT $1, $2, published_at FROM repositories WHERE id = $1 \
+                     ON CONFLICT (repository_id) DO UPDATE SET words = excluded.words, published_at = excluded.published_at",
+                    &[&id, &words],
+                )?;
+            }
             tx.commit()?;
             Ok(chunks.len() as u64)
         })?;
@@ -902,6 +912,32 @@ impl SharedStore {
     /// Database errors.
     pub fn any_word_clauses(&self, text: &FullTextQuery) -> Result<Vec<String>, String> {
         Ok(rare_clauses(&self.clause_weights(&text.clauses)?).into_iter().map(|w| w.clause).collect())
+    }
+
+    /// The words the published repositories of `scope` name things with
+    /// (the parts of their chunks' names and paths, as recorded when each
+    /// was last published; none for one last published by an older
+    /// code-intel, which records none),
+    /// sorted: what a request's katakana loanwords are read against
+    /// (`code_intel_search::loanwords`).
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn name_words(&self, scope: &Scope) -> Result<Vec<String>, String> {
+        if !self.additions.name_words_table {
+            return Ok(Vec::new());
+        }
+        let rows = self.with(|c| {
+            c.query(
+                &format!(
+                    "SELECT DISTINCT unnest(n.words) AS w FROM repository_name_words n \
+                     JOIN repositories r ON r.id = n.repository_id AND r.published_at = n.published_at WHERE true{} ORDER BY w",
+                    scope.only("n.repository_id")
+                ),
+                &[],
+            )
+        })?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     /// For each `tsquery` of `queries`, does some published chunk of
@@ -1335,10 +1371,16 @@ fn describe(e: &postgres::Error) -> String {
 /// - `repository_vectors`: which models have a vector for every chunk of a
 ///   repository as it was last published (`published_at`: a publication
 ///   by an older version, which records nothing, makes the record stale).
+/// - `repository_name_words`: the words a repository names things with as
+///   last published (`code_intel_store::name_words::name_words_of` of its
+///   chunks' names and paths), what a request's katakana loanwords are read
+///   against (`published_at`: a publication by an older version makes the
+///   record stale, as for `repository_vectors`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Additions {
     words_column: bool,
     vectors_table: bool,
+    name_words_table: bool,
 }
 
 fn ensure_additions(client: &mut Client) -> Additions {
@@ -1346,13 +1388,18 @@ fn ensure_additions(client: &mut Client) -> Additions {
         client
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'repository_chunks'::regclass \
-                 AND attname = 'words_version' AND NOT attisdropped), to_regclass('repository_vectors') IS NOT NULL",
+                 AND attname = 'words_version' AND NOT attisdropped), to_regclass('repository_vectors') IS NOT NULL, \
+                 to_regclass('repository_name_words') IS NOT NULL",
                 &[],
             )
-            .map_or(Additions::default(), |r| Additions { words_column: r.get(0), vectors_table: r.get(1) })
+            .map_or(Additions::default(), |r| Additions {
+                words_column: r.get(0),
+                vectors_table: r.get(1),
+                name_words_table: r.get(2),
+            })
     };
     let found = present(client);
-    if found.words_column && found.vectors_table {
+    if found.words_column && found.vectors_table && found.name_words_table {
         return found;
     }
     if !found.words_column {
@@ -1368,6 +1415,15 @@ fn ensure_additions(client: &mut Client) -> Additions {
                  model_id      integer NOT NULL REFERENCES models (id),
                  published_at  timestamptz NOT NULL,
                  PRIMARY KEY (repository_id, model_id)
+             );",
+        );
+    }
+    if !found.name_words_table {
+        let _ = client.batch_execute(
+            "CREATE TABLE IF NOT EXISTS repository_name_words (
+                 repository_id integer PRIMARY KEY REFERENCES repositories (id) ON DELETE CASCADE,
+                 words         text[] NOT NULL,
+                 published_at  timestamptz NOT NULL
              );",
         );
     }

@@ -24,6 +24,25 @@ pub(crate) struct NameWords {
 /// Per-connection cache of [`NameWords`].
 pub(crate) type NameWordCache = RefCell<NameWords>;
 
+/// The distinct lower-case ASCII words (three letters or more) of names
+/// and paths, each split at identifier boundaries, sorted: what
+/// [`crate::Store::name_words`] reads from the index (and organisation-wide
+/// search from a shared store).
+#[must_use]
+pub fn name_words_of<'a>(texts: impl Iterator<Item = &'a str>) -> Arc<[String]> {
+    let mut words = BTreeSet::new();
+    for text in texts {
+        for run in text.split(|c: char| !c.is_ascii_alphabetic()).filter(|r| r.len() >= MIN_WORD) {
+            for part in split_identifier(run) {
+                if part.len() >= MIN_WORD && !words.contains(part) {
+                    words.insert(part.to_ascii_lowercase());
+                }
+            }
+        }
+    }
+    words.into_iter().collect()
+}
+
 impl crate::Store {
     /// The distinct lower-case ASCII words (three letters or more) of the
     /// chunks' names and of the indexed files' paths, sorted. Read once per
@@ -39,27 +58,18 @@ impl crate::Store {
                 return Ok(Arc::clone(&cache.words));
             }
         }
-        let mut words = BTreeSet::new();
-        let mut add = |text: &str| {
-            for run in text.split(|c: char| !c.is_ascii_alphabetic()).filter(|r| r.len() >= MIN_WORD) {
-                for part in split_identifier(run) {
-                    if part.len() >= MIN_WORD && !words.contains(part) {
-                        words.insert(part.to_ascii_lowercase());
-                    }
-                }
-            }
-        };
+        let mut texts: Vec<String> = Vec::new();
         let mut names = self.conn().prepare_cached("SELECT DISTINCT name FROM chunks")?;
         let mut rows = names.query([])?;
         while let Some(row) = rows.next()? {
-            add(row.get_ref(0)?.as_str().unwrap_or_default());
+            texts.push(row.get_ref(0)?.as_str().unwrap_or_default().to_string());
         }
         let mut paths = self.conn().prepare_cached("SELECT path FROM files")?;
         let mut rows = paths.query([])?;
         while let Some(row) = rows.next()? {
-            add(row.get_ref(0)?.as_str().unwrap_or_default());
+            texts.push(row.get_ref(0)?.as_str().unwrap_or_default().to_string());
         }
-        let words: Arc<[String]> = words.into_iter().collect();
+        let words = name_words_of(texts.iter().map(String::as_str));
         *self.name_words.borrow_mut() = NameWords { generation, words: Arc::clone(&words) };
         Ok(words)
     }
