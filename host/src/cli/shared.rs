@@ -10,10 +10,10 @@ use code_intel_core::config::Config;
 use code_intel_embed::Encoder;
 use code_intel_plugins::PluginHost;
 use code_intel_shared::{Scope, ScopeError, SharedStore, configured_url};
-
-use super::shared_confidence::Judgement;
 use code_intel_store::Store;
 use serde::Serialize;
+
+use super::shared_confidence::Judgement;
 
 /// What the shared store did for one `index` run.
 #[derive(Clone, Debug, Default, Serialize)]
