@@ -334,6 +334,8 @@ def main() -> None:
     ap.add_argument("--queries", default=str(HERE / "queries"), help="folder of <repo>.jsonl request files")
     ap.add_argument("--cold", action="store_true", help="rebuild each index from scratch and report its time")
     ap.add_argument("--no-index", action="store_true", help="use the indexes as they are")
+    ap.add_argument("--no-publish", action="store_true",
+                    help="shared modes: the repositories are already published under their GitHub names")
     ap.add_argument("--prepare-only", action="store_true", help="clone the repositories and stop")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=None, help="write every answer and score as JSON here")
@@ -369,7 +371,12 @@ def main() -> None:
         return
     # Every repository is published before any is asked: organisation-wide
     # search then answers each request over all of them.
-    names = {repo["name"]: publish(binary, repo, prepare(repo, work, args.git_url)) for repo in repos} if shared_modes else {}
+    if shared_modes and args.no_publish:
+        names = {repo["name"]: f"github.com/{repo['repo']}" for repo in repos}
+    elif shared_modes:
+        names = {repo["name"]: publish(binary, repo, prepare(repo, work, args.git_url)) for repo in repos}
+    else:
+        names = {}
     for repo in repos:
         requests = load_jsonl(qdir / f"{repo['name']}.jsonl")
         path = prepare(repo, work, args.git_url)

@@ -492,6 +492,32 @@ fn organisation_wide_search_names_the_repository_of_each_hit() {
     // Its similarity calibrated as local hits' `vector_score`.
     let score = top["vector_score"].as_f64().unwrap_or_else(|| panic!("vector_score in {r}"));
     assert!((0.2..=1.0).contains(&score), "{r}");
+    // Without a local index, the anchors' vectors are kept in the cache
+    // folder: the next search reads them instead of embedding them again.
+    let cache = tmp.path().join("cache");
+    let anchors = |query: &str| -> (Value, Vec<(std::path::PathBuf, std::time::SystemTime)>) {
+        let out = Command::new(env!("CARGO_BIN_EXE_code-intel"))
+            .args(["search", "--json", "-n", "5", "--shared", query])
+            .current_dir(tmp.path())
+            .env("CODE_INTEL_SHARED_STORE", &pg.url)
+            .env("CODE_INTEL_MODEL_DIR", &model_dir)
+            .env("CODE_INTEL_ENGLISH_MODEL_DIR", english_model_dir())
+            .env("CODE_INTEL_CACHE_DIR", &cache)
+            .env_remove("CODE_INTEL_EMBEDDING_ENDPOINT")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let files = std::fs::read_dir(cache.join("anchors"))
+            .map(|d| d.flatten().map(|e| (e.path(), e.metadata().unwrap().modified().unwrap())).collect())
+            .unwrap_or_default();
+        (serde_json::from_slice(&out.stdout).unwrap(), files)
+    };
+    let (first, kept) = anchors("where do people sign in");
+    assert!(!kept.is_empty() && kept.iter().all(|(f, _)| f.extension().is_some_and(|e| e == "f32")), "{kept:?}");
+    let (again, still) = anchors("where do people sign in");
+    assert_eq!(still, kept, "read, not written again");
+    assert_eq!(again["results"], first["results"]);
+    assert_eq!(first["results"][0]["vector_score"], r["results"][0]["vector_score"], "{first}");
     // Gibberish and everyday talk are no confident match, as locally:
     // no hits, and the reason.
     for (query, why) in [

@@ -4,7 +4,7 @@
 //! the command because of it.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use code_intel_core::config::Config;
 use code_intel_embed::Encoder;
@@ -382,6 +382,19 @@ pub fn ranked_search(
     Ok(outcome)
 }
 
+/// Where organisation-wide search keeps the anchors' vectors: beside the
+/// vector snapshots of `root`'s local index when there is one, else
+/// `anchors` in code-intel's cache folder (beside `fingerprints`,
+/// `$CODE_INTEL_CACHE_DIR` or `~/.cache/code-intel`). A file there is named
+/// after the model and the anchor texts, so any repository can share it.
+fn anchors_dir(root: &Path) -> PathBuf {
+    let local = code_intel_search::semantic::vectors_dir(&code_intel_core::config::state_dir(root));
+    if local.is_dir() {
+        return local;
+    }
+    code_intel_embed::fingerprint::default_cache_dir().with_file_name("anchors")
+}
+
 /// The baselines of a query embedded by `encoder` (its anchors read from,
 /// or written to, `dir`; embedded in this process without one), for the
 /// confidence judgement. `None` when the anchors cannot be embedded: then
@@ -537,9 +550,11 @@ pub fn search(
         None => None,
     };
     // The anchors the query's similarities are calibrated against, kept
-    // beside this repository's vector snapshots when it has a local index.
-    let anchors_dir = code_intel_search::semantic::vectors_dir(&code_intel_core::config::state_dir(root));
-    let anchors_dir = anchors_dir.is_dir().then_some(anchors_dir.as_path());
+    // beside this repository's vector snapshots when it has a local index,
+    // else in the user's cache folder: embedding them takes a second or two
+    // on each search.
+    let anchors_dir = anchors_dir(root);
+    let anchors_dir = Some(anchors_dir.as_path());
     let baselines = match (&encoder, &embedded) {
         (Some(encoder), Some((_, v))) => query_baselines(encoder, v, anchors_dir),
         _ => None,
