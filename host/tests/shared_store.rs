@@ -394,6 +394,54 @@ fn publishers_at_once_neither_duplicate_nor_corrupt_rows() {
     assert_eq!(pg.psql("SELECT count(*) FROM code_intel_meta"), "1");
 }
 
+/// Connections the store's owner holds open.
+fn connections(pg: &Postgres) -> String {
+    pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'code_intel' AND backend_type = 'client backend'")
+}
+
+#[test]
+fn a_search_runs_its_keyword_arm_on_a_second_connection_or_on_the_one() {
+    use code_intel_shared::{FullTextQuery, RepoChunk, SearchOutcome, chunk_words};
+    let pg = Postgres::start();
+    let store = SharedStore::connect(&pg.url).unwrap();
+    let chunks: Vec<RepoChunk> = (0..40)
+        .map(|i| {
+            let content = format!("def refund_order_{i}(order):\n    return order.total * {i}\n");
+            RepoChunk {
+                path: format!("shop/refunds_{i}.py"),
+                chunk_id: format!("f{i}"),
+                kind: "function".into(),
+                name: format!("refund_order_{i}"),
+                start_line: 1,
+                end_line: 2,
+                content_hash: format!("h{i}"),
+                words: chunk_words(&format!("shop/refunds_{i}.py refund_order_{i} {content}")),
+            }
+        })
+        .collect();
+    store.publish_repository("shop", &chunks).unwrap();
+    let scope = store.scope(&[]).unwrap();
+    let text = FullTextQuery::new("refund the order total");
+    let alone = store.search(&text, None, &scope, 10).unwrap();
+    assert_eq!(alone.hits.len(), 10, "{alone:?}");
+    assert_eq!(connections(&pg), "1");
+    // The second connection answers as the first does.
+    let spare = store.spare().expect("a second connection");
+    assert_eq!(connections(&pg), "2");
+    let beside = SearchOutcome::fused(spare.keyword_arm(&text, &scope).unwrap(), store.vector_arm(None, &scope).unwrap(), 10);
+    let paths = |o: &SearchOutcome| o.hits.iter().map(|h| h.path.clone()).collect::<Vec<_>>();
+    assert_eq!(paths(&beside), paths(&alone));
+    assert!(std::ptr::eq(store.spare().unwrap(), spare), "opened once, then kept");
+    drop(store);
+    // A role allowed one connection: no second one, and searches go on
+    // with the first.
+    pg.psql("ALTER ROLE code_intel CONNECTION LIMIT 1");
+    let store = SharedStore::connect(&pg.url).unwrap();
+    assert!(store.spare().is_none());
+    let again = SearchOutcome::fused(store.keyword_arm(&text, &scope).unwrap(), store.vector_arm(None, &scope).unwrap(), 10);
+    assert_eq!(paths(&again), paths(&alone));
+}
+
 fn search_shared(cwd: &Path, store: &str, model_dir: &Path, query: &str) -> Output {
     search_shared_with(cwd, store, model_dir, query, &["--shared"])
 }

@@ -359,6 +359,42 @@ pub fn ranked_search(
     limit: usize,
     judgement: &Judgement<'_>,
 ) -> Result<code_intel_shared::SearchOutcome, String> {
+    let keyword = keyword_arm(store, query, scope)?;
+    let vector = store.vector_arm(vector, scope)?;
+    ranked(store, query, keyword, vector, scope, weights, limit, judgement)
+}
+
+/// The keyword arm of [`ranked_search`], started on the store's second
+/// connection (`SharedStore::spare`, else its own) on a thread of `s`, so
+/// that it runs while the caller loads the model and embeds the query:
+/// the arm needs no query vector.
+pub fn keyword_arm_beside<'s>(
+    s: &'s std::thread::Scope<'s, '_>,
+    store: &'s SharedStore,
+    query: &'s str,
+    scope: &'s Scope,
+) -> std::thread::ScopedJoinHandle<'s, Result<code_intel_shared::KeywordArm, String>> {
+    s.spawn(move || keyword_arm(store.spare().unwrap_or(store), query, scope))
+}
+
+/// The joined result of [`keyword_arm_beside`] (a panic as an error).
+///
+/// # Errors
+/// The arm's database error, or its thread's panic.
+pub fn joined(
+    handle: std::thread::ScopedJoinHandle<'_, Result<code_intel_shared::KeywordArm, String>>,
+) -> Result<code_intel_shared::KeywordArm, String> {
+    handle.join().unwrap_or_else(|_| Err("the keyword arm's thread panicked".to_string()))
+}
+
+/// The keyword arm of organisation-wide search: the request's words, a
+/// Japanese request's also in the English words of its software
+/// vocabulary and those its katakana words read as among the scope's
+/// names.
+///
+/// # Errors
+/// Database errors.
+pub fn keyword_arm(store: &SharedStore, query: &str, scope: &Scope) -> Result<code_intel_shared::KeywordArm, String> {
     let mut terms: Vec<String> = code_intel_search::glossary::english_terms(query).into_iter().map(str::to_string).collect();
     if code_intel_search::loanwords::has_katakana(query) {
         for word in code_intel_search::loanwords::english_words(query, &store.name_words(scope)?) {
@@ -368,8 +404,25 @@ pub fn ranked_search(
         }
     }
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
-    let text = code_intel_shared::FullTextQuery::new(&words);
-    let mut outcome = store.search(&text, vector, scope, SHARED_CANDIDATES)?;
+    store.keyword_arm(&code_intel_shared::FullTextQuery::new(&words), scope)
+}
+
+/// The arms of [`ranked_search`] fused, judged and ranked by file.
+///
+/// # Errors
+/// Database errors.
+#[allow(clippy::too_many_arguments)]
+pub fn ranked(
+    store: &SharedStore,
+    query: &str,
+    keyword: code_intel_shared::KeywordArm,
+    vector: code_intel_shared::VectorArm,
+    scope: &Scope,
+    weights: &code_intel_core::config::SearchWeights,
+    limit: usize,
+    judgement: &Judgement<'_>,
+) -> Result<code_intel_shared::SearchOutcome, String> {
+    let mut outcome = code_intel_shared::SearchOutcome::fused(keyword, vector, SHARED_CANDIDATES);
     let query_terms = code_intel_search::hybrid::query_terms(query);
     outcome.no_confident_match = super::shared_confidence::judge(store, scope, query, &mut outcome, judgement, |name| {
         defines(name, query, &query_terms)
@@ -511,6 +564,27 @@ pub fn search(
             return Ok(None);
         }
     };
+    // The keyword arm needs no query vector: it runs on a second
+    // connection while the models load and the query is embedded here.
+    std::thread::scope(|s| {
+        let keyword = keyword_arm_beside(s, &shared, query, &scope);
+        answer(query, root, config, limit, json, &shared, &scope, keyword)
+    })
+}
+
+/// The rest of [`search`], while `keyword` runs: the query embedded, the
+/// vector arm, the judgement and the answer.
+#[allow(clippy::too_many_arguments)]
+fn answer(
+    query: &str,
+    root: &Path,
+    config: &Config,
+    limit: usize,
+    json: bool,
+    shared: &SharedStore,
+    scope: &Scope,
+    keyword: std::thread::ScopedJoinHandle<'_, Result<code_intel_shared::KeywordArm, String>>,
+) -> Result<Option<String>, String> {
     // A request in English is embedded by the English model when every
     // published repository has its vectors (`use_english`), else by the
     // main model.
@@ -580,16 +654,11 @@ pub fn search(
         .flatten()
         .find(|e| e.is_whole_word("the").is_some());
     let judgement = Judgement { dictionary: dictionary.map(|e| &**e), baselines, everyday };
+    // The store's part after the embedding: the vector arm, the keyword
+    // arm's end if it is still running, the judgement and the ranking.
     let started = std::time::Instant::now();
-    let mut outcome = ranked_search(
-        &shared,
-        query,
-        embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice())),
-        &scope,
-        &config.search_weights,
-        limit.max(1),
-        &judgement,
-    )?;
+    let vector = shared.vector_arm(embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice())), scope)?;
+    let mut outcome = ranked(shared, query, joined(keyword)?, vector, scope, &config.search_weights, limit.max(1), &judgement)?;
     let query_ms = started.elapsed().as_secs_f64() * 1000.0;
     if let Some(state) = main_state.as_ref().filter(|s| s.encoder().is_none()) {
         outcome.vector_status = format!("unavailable: {}", state.status());

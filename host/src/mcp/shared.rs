@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use code_intel_shared::{ScopeError, SearchOutcome, SharedStore, Unavailable, configured_url};
+use code_intel_shared::{Scope, ScopeError, SearchOutcome, SharedStore, Unavailable, configured_url};
 
 use super::state::ServerState;
 
@@ -159,6 +159,28 @@ pub fn search(state: &ServerState, query: &str, repositories: &[String], limit: 
         }
     };
 
+    // The keyword arm needs no query vector: it runs on the store's second
+    // connection while the query is embedded here.
+    let first = Arc::clone(&store);
+    std::thread::scope(|s| {
+        let keyword = crate::cli::shared::keyword_arm_beside(s, &first, query, &scope);
+        answer(state, query, limit, &url, connection, store, &scope, keyword)
+    })
+}
+
+/// The rest of [`search`], while `keyword` runs on `store`'s second
+/// connection.
+#[allow(clippy::too_many_arguments)]
+fn answer(
+    state: &ServerState,
+    query: &str,
+    limit: usize,
+    url: &str,
+    connection: &SharedConnection,
+    mut store: Arc<SharedStore>,
+    scope: &Scope,
+    keyword: std::thread::ScopedJoinHandle<'_, Result<code_intel_shared::KeywordArm, String>>,
+) -> Result<Answer, Miss> {
     let vectors = state.vectors();
     let (main, model) = vectors.encoder(code_intel_search::semantic::MODEL_WAIT);
     // A request in English goes to the English model's vectors when every
@@ -170,7 +192,7 @@ pub fn search(state: &ServerState, query: &str, repositories: &[String], limit: 
     let english = match english {
         Some(e) => {
             let main_key = main.as_ref().map(|m| m.info().key.to_string());
-            match crate::cli::shared::use_english(&store, query, &e.info().key.to_string(), main_key.as_deref(), &scope) {
+            match crate::cli::shared::use_english(&store, query, &e.info().key.to_string(), main_key.as_deref(), scope) {
                 Ok(true) => Some(e),
                 Ok(false) => None,
                 // The connection may have broken: the search below tries again.
@@ -215,14 +237,19 @@ pub fn search(state: &ServerState, query: &str, repositories: &[String], limit: 
     let dictionary = [encoder.as_ref(), main.as_ref()].into_iter().flatten().find(|e| e.is_whole_word("the").is_some());
     let judgement = crate::cli::shared_confidence::Judgement { dictionary: dictionary.map(|e| &**e), baselines, everyday };
 
+    // The store's part after the embedding (see `cli::shared::search`).
     let started = Instant::now();
     let weights = &state.config().search_weights;
-    let mut result = crate::cli::shared::ranked_search(&store, query, vector, &scope, weights, limit, &judgement);
+    let keyword = crate::cli::shared::joined(keyword);
+    let mut result = keyword.and_then(|keyword| {
+        let vector = store.vector_arm(vector, scope)?;
+        crate::cli::shared::ranked(&store, query, keyword, vector, scope, weights, limit, &judgement)
+    });
     if result.is_err() {
         // The connection may have broken (the server restarted, a proxy
         // dropped it): one new connection, one more try.
-        store = connection.store(&url, true)?;
-        result = crate::cli::shared::ranked_search(&store, query, vector, &scope, weights, limit, &judgement);
+        store = connection.store(url, true)?;
+        result = crate::cli::shared::ranked_search(&store, query, vector, scope, weights, limit, &judgement);
     }
     let mut outcome = match result {
         Ok(outcome) => outcome,
@@ -236,5 +263,5 @@ pub fn search(state: &ServerState, query: &str, repositories: &[String], limit: 
     if let Some(note) = vector_note {
         outcome.vector_status = note;
     }
-    Ok(Answer { store: store.shown().to_string(), searched: (!scope.is_everything()).then_some(scope.names), outcome, query_ms })
+    Ok(Answer { store: store.shown().to_string(), searched: (!scope.is_everything()).then(|| scope.names.clone()), outcome, query_ms })
 }

@@ -105,6 +105,11 @@ fn hex(bytes: &[u8]) -> String {
 /// A connection to the shared store.
 pub struct SharedStore {
     client: Mutex<Client>,
+    /// How to open a second connection ([`Self::spare`]).
+    settings: (postgres::Config, tls::Tls),
+    /// A second connection, opened on first use, for an arm of a search
+    /// that runs beside the other (`None` inside: it could not be opened).
+    spare: std::sync::OnceLock<Option<Box<SharedStore>>>,
     shown: String,
     /// What this version added to the schema is there (see [`Additions`]).
     additions: Additions,
@@ -336,10 +341,38 @@ impl SharedStore {
         let additions = ensure_additions(&mut client);
         Ok(Self {
             client: Mutex::new(client),
+            settings: (config, tls),
+            spare: std::sync::OnceLock::new(),
             shown,
             additions,
             calls: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// A second connection to the same store (opened on first use and kept;
+    /// the schema is this one's), so that one arm of a search can run
+    /// while the other does: `None` when it cannot be opened (the caller
+    /// uses this connection).
+    pub fn spare(&self) -> Option<&SharedStore> {
+        self.spare
+            .get_or_init(|| {
+                let (config, tls) = &self.settings;
+                match connect_with(config, tls) {
+                    Ok(client) => Some(Box::new(SharedStore {
+                        client: Mutex::new(client),
+                        settings: self.settings.clone(),
+                        spare: std::sync::OnceLock::from(None),
+                        shown: self.shown.clone(),
+                        additions: self.additions,
+                        calls: std::sync::atomic::AtomicU64::new(0),
+                    })),
+                    Err(e) => {
+                        tracing::info!("shared store: no second connection ({e}); the arms of a search take turns");
+                        None
+                    }
+                }
+            })
+            .as_deref()
     }
 
     /// The URL as shown: no password.
@@ -648,15 +681,9 @@ impl SharedStore {
     }
 
     /// Searches the published repositories of `scope` (every one, or those
-    /// [`Self::scope`] named): the words of `text` in the
-    /// chunks' words (PostgreSQL full text: chunks holding every word,
-    /// ranked by `ts_rank_cd`, else, when none does, chunks holding any of
-    /// its rarer words, ranked by the BM25 weights of the words each holds
-    /// and then by `ts_rank_cd`), and, given the query's vector
-    /// under a model key, the nearest chunk texts of that model (pgvector
-    /// HNSW, cosine; within a scope, its texts compared one by one or the
-    /// index's nearest that it holds, see `scoped_nearest`), fused by
-    /// reciprocal rank. At most `limit` hits.
+    /// [`Self::scope`] named): [`Self::keyword_arm`] and
+    /// [`Self::vector_arm`], one after the other, fused by reciprocal rank
+    /// ([`SearchOutcome::fused`]). At most `limit` hits.
     ///
     /// # Errors
     /// Database errors.
@@ -667,11 +694,26 @@ impl SharedStore {
         scope: &Scope,
         limit: usize,
     ) -> Result<SearchOutcome, String> {
+        let keyword = self.keyword_arm(text, scope)?;
+        let vector = self.vector_arm(vector, scope)?;
+        Ok(SearchOutcome::fused(keyword, vector, limit))
+    }
+
+    /// The full-text arm of a search of `scope`: the words of `text` in
+    /// the chunks' words (PostgreSQL full text: chunks holding every word,
+    /// ranked by `ts_rank_cd`, else, when none does, chunks holding any of
+    /// its rarer words, ranked by the BM25 weights of the words each holds
+    /// and then by `ts_rank_cd`), best first; with the counts of
+    /// repositories an answer reports. It needs no query vector, so it can
+    /// run (on [`Self::spare`]) while the query is embedded.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn keyword_arm(&self, text: &FullTextQuery, scope: &Scope) -> Result<KeywordArm, String> {
         const DEPTH: i64 = SEARCH_DEPTH;
         // Chunks holding any of the rarer words ranked by `ts_rank_cd`
         // (best by the words' weights first).
         const SHORTLIST: i64 = 3 * DEPTH;
-        const RRF_K: f64 = 60.0;
         let in_scope = scope.only("repository_id");
         let older = if self.additions.words_column {
             format!(
@@ -683,49 +725,8 @@ impl SharedStore {
         let row = self.with(|c| {
             c.query_one(&format!("SELECT (SELECT count(*) FROM repositories WHERE true{}), {older}", scope.only("id")), &[])
         })?;
-        let mut outcome = SearchOutcome {
-            repositories: row.get(0),
-            older_words: row.get(1),
-            ..SearchOutcome::default()
-        };
-        let mut fused: HashMap<(String, String, String), SharedHit> = HashMap::new();
-        let columns = "r.name, c.path, c.chunk_id, c.kind, c.name, c.start_line, c.end_line";
-        // Rows arrive best first; a chunk's rank is its first row's place.
-        let mut add = |rows: &[postgres::Row], scores: &[f64], arm: &'static str| {
-            let mut rank = 0usize;
-            for (row, score) in rows.iter().zip(scores) {
-                let key = (
-                    row.get::<_, String>(0),
-                    row.get::<_, String>(1),
-                    row.get::<_, String>(2),
-                );
-                let hit = fused.entry(key).or_insert_with(|| SharedHit {
-                    repository: row.get(0),
-                    path: row.get(1),
-                    chunk_id: row.get(2),
-                    kind: row.get(3),
-                    name: row.get(4),
-                    start_line: row.get(5),
-                    end_line: row.get(6),
-                    score: 0.0,
-                    arms: Vec::new(),
-                    keyword_score: None,
-                    similarity: None,
-                    vector_score: None,
-                });
-                if !hit.arms.contains(&arm) {
-                    hit.score += 1.0 / (RRF_K + rank as f64 + 1.0);
-                    hit.arms.push(arm);
-                    rank += 1;
-                    if arm == "keyword" {
-                        hit.keyword_score = Some(*score);
-                    } else {
-                        hit.similarity = Some(*score);
-                    }
-                }
-            }
-        };
-
+        let mut arm = KeywordArm { repositories: row.get(0), older_words: row.get(1), ..KeywordArm::default() };
+        let columns = ARM_COLUMNS;
         // Chunks holding every word; only when none does, chunks holding any
         // of the rarer words (an any-word query of common code words would
         // match a large share of all chunks). Following a few chunks holding
@@ -745,7 +746,7 @@ impl SharedStore {
                 )
             })?;
             let several = text.clauses.len() > 1;
-            outcome.every_word = !rows.is_empty();
+            arm.every_word = !rows.is_empty();
             let scores: Vec<f64> = rows.iter().map(|r| r.get::<_, f64>(7)).collect();
             let mut any_rows = Vec::new();
             let mut any_scores = Vec::new();
@@ -799,17 +800,33 @@ impl SharedStore {
             rows.extend(any_rows);
             let mut scores = scores;
             scores.extend(any_scores);
-            add(&rows, &scores, "keyword");
+            arm.rows = rows.iter().zip(scores).map(|(r, score)| ArmRow::of(r, score)).collect();
         }
 
+        Ok(arm)
+    }
+
+    /// The vector arm of a search of `scope`: given the query's vector
+    /// under a model key, the nearest chunk texts of that model (pgvector
+    /// HNSW, cosine; within a scope, its texts compared one by one or the
+    /// index's nearest that it holds, see `scoped_nearest`), nearest first;
+    /// without one, or without that model's vectors, no rows and why.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn vector_arm(&self, vector: Option<(&str, &[f32])>, scope: &Scope) -> Result<VectorArm, String> {
+        const DEPTH: i64 = SEARCH_DEPTH;
+        let mut arm = VectorArm::default();
+        let columns = ARM_COLUMNS;
+        let in_scope = scope.only("repository_id");
         match vector {
-            None => outcome.vector_status = "unavailable: no embedding model".to_string(),
+            None => arm.status = "unavailable: no embedding model".to_string(),
             Some((key, v)) => {
                 let model = self
                     .with(|c| c.query_opt("SELECT id, dim FROM models WHERE key = $1", &[&key]))?;
                 match model {
                     None => {
-                        outcome.vector_status =
+                        arm.status =
                             format!("unavailable: no vectors of model {key} were published")
                     }
                     Some(row) => {
@@ -883,10 +900,10 @@ impl SharedStore {
                                 Ok(rows)
                             })?;
                             let similarities: Vec<f64> = rows.iter().map(|r| r.get::<_, f64>(7)).collect();
-                            add(&rows, &similarities, "vector");
-                            outcome.vector_status = "ready".to_string();
+                            arm.rows = rows.iter().zip(similarities).map(|(r, score)| ArmRow::of(r, score)).collect();
+                            arm.status = "ready".to_string();
                         } else {
-                            outcome.vector_status = format!(
+                            arm.status = format!(
                                 "unavailable: the published vectors of {key} have {dim} dimensions"
                             );
                         }
@@ -894,15 +911,7 @@ impl SharedStore {
                 }
             }
         }
-        let mut hits: Vec<SharedHit> = fused.into_values().collect();
-        hits.sort_by(|a, b| {
-            b.score.total_cmp(&a.score).then_with(|| {
-                (&a.repository, &a.path, a.start_line).cmp(&(&b.repository, &b.path, b.start_line))
-            })
-        });
-        hits.truncate(limit);
-        outcome.hits = hits;
-        Ok(outcome)
+        Ok(arm)
     }
 
     /// The clauses of `text` an any-word search ranks by (see
@@ -1162,6 +1171,117 @@ pub struct SharedHit {
     /// confidence judgement, which has the query's baselines).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_score: Option<f32>,
+}
+
+/// What a search's arms select of a chunk, in this order, then its score.
+const ARM_COLUMNS: &str = "r.name, c.path, c.chunk_id, c.kind, c.name, c.start_line, c.end_line";
+
+/// One chunk an arm found, with the arm's score (`ts_rank_cd` and the
+/// words' weights, or cosine similarity).
+#[derive(Clone, Debug)]
+pub struct ArmRow {
+    pub repository: String,
+    pub path: String,
+    pub chunk_id: String,
+    pub kind: String,
+    pub name: String,
+    pub start_line: i32,
+    pub end_line: i32,
+    pub score: f64,
+}
+
+impl ArmRow {
+    fn of(row: &postgres::Row, score: f64) -> Self {
+        Self {
+            repository: row.get(0),
+            path: row.get(1),
+            chunk_id: row.get(2),
+            kind: row.get(3),
+            name: row.get(4),
+            start_line: row.get(5),
+            end_line: row.get(6),
+            score,
+        }
+    }
+}
+
+/// What [`SharedStore::keyword_arm`] found, best first.
+#[derive(Clone, Debug, Default)]
+pub struct KeywordArm {
+    pub rows: Vec<ArmRow>,
+    /// Some chunk holds every word of the request.
+    pub every_word: bool,
+    /// Repositories published to the store (in the scope).
+    pub repositories: i64,
+    /// Repositories published by an older code-intel (see
+    /// [`SearchOutcome::older_words`]).
+    pub older_words: i64,
+}
+
+/// What [`SharedStore::vector_arm`] found, nearest first.
+#[derive(Clone, Debug, Default)]
+pub struct VectorArm {
+    pub rows: Vec<ArmRow>,
+    /// `ready`, or `unavailable: <reason>`.
+    pub status: String,
+}
+
+impl SearchOutcome {
+    /// The two arms' chunks fused by reciprocal rank (k = 60), at most
+    /// `limit`, best first.
+    #[must_use]
+    pub fn fused(keyword: KeywordArm, vector: VectorArm, limit: usize) -> Self {
+        const RRF_K: f64 = 60.0;
+        let mut fused: HashMap<(String, String, String), SharedHit> = HashMap::new();
+        for (rows, arm) in [(keyword.rows, "keyword"), (vector.rows, "vector")] {
+            // Rows arrive best first; a chunk's rank is its first row's place.
+            let mut rank = 0usize;
+            for row in rows {
+                let key = (row.repository.clone(), row.path.clone(), row.chunk_id.clone());
+                let hit = fused.entry(key).or_insert_with(|| SharedHit {
+                    repository: row.repository,
+                    path: row.path,
+                    chunk_id: row.chunk_id,
+                    kind: row.kind,
+                    name: row.name,
+                    start_line: row.start_line,
+                    end_line: row.end_line,
+                    score: 0.0,
+                    arms: Vec::new(),
+                    keyword_score: None,
+                    similarity: None,
+                    vector_score: None,
+                });
+                if !hit.arms.contains(&arm) {
+                    #[allow(clippy::cast_precision_loss)]
+                    let place = rank as f64;
+                    hit.score += 1.0 / (RRF_K + place + 1.0);
+                    hit.arms.push(arm);
+                    rank += 1;
+                    if arm == "keyword" {
+                        hit.keyword_score = Some(row.score);
+                    } else {
+                        hit.similarity = Some(row.score);
+                    }
+                }
+            }
+        }
+        let mut hits: Vec<SharedHit> = fused.into_values().collect();
+        hits.sort_by(|a, b| {
+            b.score.total_cmp(&a.score).then_with(|| {
+                (&a.repository, &a.path, a.start_line).cmp(&(&b.repository, &b.path, b.start_line))
+            })
+        });
+        hits.truncate(limit);
+        SearchOutcome {
+            hits,
+            repositories: keyword.repositories,
+            older_words: keyword.older_words,
+            vector_status: vector.status,
+            every_word: keyword.every_word,
+            no_confident_match: None,
+        }
+    }
 }
 
 /// What [`SharedStore::search`] found.
