@@ -625,7 +625,7 @@ fn answer(
     };
     // The anchors the query's similarities are calibrated against, kept
     // beside this repository's vector snapshots when it has a local index,
-    // else in the user's cache folder: embedding them takes a second or two
+    // else in the user's cache folder: embedding them takes 0.4-1 s
     // on each search.
     let anchors_dir = anchors_dir(root);
     let anchors_dir = Some(anchors_dir.as_path());
