@@ -800,7 +800,7 @@ impl SharedStore {
             rows.extend(any_rows);
             let mut scores = scores;
             scores.extend(any_scores);
-            arm.rows = rows.iter().zip(scores).map(|(r, score)| ArmRow::of(r, score)).collect();
+            arm.rows = rows.iter().zip(scores).map(|(r, score)| SharedHit::of(r, score, "keyword")).collect();
         }
 
         Ok(arm)
@@ -900,7 +900,7 @@ impl SharedStore {
                                 Ok(rows)
                             })?;
                             let similarities: Vec<f64> = rows.iter().map(|r| r.get::<_, f64>(7)).collect();
-                            arm.rows = rows.iter().zip(similarities).map(|(r, score)| ArmRow::of(r, score)).collect();
+                            arm.rows = rows.iter().zip(similarities).map(|(r, score)| SharedHit::of(r, score, "vector")).collect();
                             arm.status = "ready".to_string();
                         } else {
                             arm.status = format!(
@@ -1176,22 +1176,12 @@ pub struct SharedHit {
 /// What a search's arms select of a chunk, in this order, then its score.
 const ARM_COLUMNS: &str = "r.name, c.path, c.chunk_id, c.kind, c.name, c.start_line, c.end_line";
 
-/// One chunk an arm found, with the arm's score (`ts_rank_cd` and the
-/// words' weights, or cosine similarity).
-#[derive(Clone, Debug)]
-pub struct ArmRow {
-    pub repository: String,
-    pub path: String,
-    pub chunk_id: String,
-    pub kind: String,
-    pub name: String,
-    pub start_line: i32,
-    pub end_line: i32,
-    pub score: f64,
-}
-
-impl ArmRow {
-    fn of(row: &postgres::Row, score: f64) -> Self {
+impl SharedHit {
+    /// A chunk as an arm found it (the columns of [`ARM_COLUMNS`]), with
+    /// that arm's score: `keyword_score` (`ts_rank_cd` and the words'
+    /// weights) or `similarity` (cosine); not yet fused.
+    fn of(row: &postgres::Row, score: f64, arm: &'static str) -> Self {
+        let keyword = arm == "keyword";
         Self {
             repository: row.get(0),
             path: row.get(1),
@@ -1200,7 +1190,11 @@ impl ArmRow {
             name: row.get(4),
             start_line: row.get(5),
             end_line: row.get(6),
-            score,
+            score: 0.0,
+            arms: Vec::new(),
+            keyword_score: keyword.then_some(score),
+            similarity: (!keyword).then_some(score),
+            vector_score: None,
         }
     }
 }
@@ -1208,7 +1202,7 @@ impl ArmRow {
 /// What [`SharedStore::keyword_arm`] found, best first.
 #[derive(Clone, Debug, Default)]
 pub struct KeywordArm {
-    pub rows: Vec<ArmRow>,
+    pub rows: Vec<SharedHit>,
     /// Some chunk holds every word of the request.
     pub every_word: bool,
     /// Repositories published to the store (in the scope).
@@ -1221,7 +1215,7 @@ pub struct KeywordArm {
 /// What [`SharedStore::vector_arm`] found, nearest first.
 #[derive(Clone, Debug, Default)]
 pub struct VectorArm {
-    pub rows: Vec<ArmRow>,
+    pub rows: Vec<SharedHit>,
     /// `ready`, or `unavailable: <reason>`.
     pub status: String,
 }
@@ -1238,31 +1232,16 @@ impl SearchOutcome {
             let mut rank = 0usize;
             for row in rows {
                 let key = (row.repository.clone(), row.path.clone(), row.chunk_id.clone());
-                let hit = fused.entry(key).or_insert_with(|| SharedHit {
-                    repository: row.repository,
-                    path: row.path,
-                    chunk_id: row.chunk_id,
-                    kind: row.kind,
-                    name: row.name,
-                    start_line: row.start_line,
-                    end_line: row.end_line,
-                    score: 0.0,
-                    arms: Vec::new(),
-                    keyword_score: None,
-                    similarity: None,
-                    vector_score: None,
-                });
+                let (keyword_score, similarity) = (row.keyword_score, row.similarity);
+                let hit = fused.entry(key).or_insert(row);
                 if !hit.arms.contains(&arm) {
                     #[allow(clippy::cast_precision_loss)]
                     let place = rank as f64;
                     hit.score += 1.0 / (RRF_K + place + 1.0);
                     hit.arms.push(arm);
                     rank += 1;
-                    if arm == "keyword" {
-                        hit.keyword_score = Some(row.score);
-                    } else {
-                        hit.similarity = Some(row.score);
-                    }
+                    hit.keyword_score = hit.keyword_score.or(keyword_score);
+                    hit.similarity = hit.similarity.or(similarity);
                 }
             }
         }
