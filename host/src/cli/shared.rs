@@ -784,10 +784,20 @@ mod tests {
         let test_at = order.iter().position(|h| h.1 == "tests/test_login.py").unwrap();
         let other_repo_at = order.iter().position(|h| h.0 == "b" && h.1 == "app/login.py").unwrap();
         assert!(other_repo_at < test_at, "the test file is weighed down: {order:?}");
-        // Asked about tests, the test file is not weighed down.
-        let hits = vec![hit("a", "tests/test_login.py", 1, Some(0.9), None), hit("a", "app/login.py", 1, Some(0.5), None)];
-        let ranked = by_file("add a test for the login form", hits, &code_intel_core::config::SearchWeights::default(), 1);
-        assert_eq!(ranked.len(), 1);
-        assert_eq!(ranked[0].path, "tests/test_login.py");
+        // Asked about tests, the test file is weighed down less: among the
+        // first three files instead of after every source file.
+        let hits = || {
+            let mut hits = vec![hit("a", "tests/test_login.py", 1, Some(0.9), None)];
+            for (i, path) in ["app/login.py", "app/a.py", "app/b.py", "app/c.py", "app/d.py"].into_iter().enumerate() {
+                hits.push(hit("a", path, 1, Some(0.5 - 0.05 * f64::from(u8::try_from(i).unwrap())), None));
+            }
+            hits
+        };
+        let test_rank = |query: &str| {
+            let ranked = by_file(query, hits(), &code_intel_core::config::SearchWeights::default(), 10);
+            ranked.iter().position(|h| h.path == "tests/test_login.py").unwrap()
+        };
+        assert!(test_rank("add a test for the login form") < 3);
+        assert_eq!(test_rank("the login form rejects valid passwords"), 5);
     }
 }

@@ -15,7 +15,8 @@
 //!   examples, type declarations (`*.d.ts`), style sheets and page templates
 //!   are rarely where the answer to a change request lives; they are weighed
 //!   down unless the query asks about them ("test", "docs", "翻訳", "colour",
-//!   "画面"...).
+//!   "画面"...; tests less, since a request names them mostly as where a
+//!   bug was seen).
 //!
 //! Results keep chunk granularity: each file's best chunks follow one another
 //! (at most [`CHUNKS_PER_FILE`]), files in fused order, each hit carrying its
@@ -105,7 +106,11 @@ pub fn role(path: &str) -> FileRole {
     let dirs: Vec<&str> = lower.split('/').collect();
     let dirs = &dirs[..dirs.len().saturating_sub(1)];
     let has_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
-    if has_dir(&["tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "cypress"])
+    // Not `testing`: a package's `testing` folder is the library's test
+    // support (a test client, fakes), the code a request about testing
+    // with the library is answered by (`quart/testing/client.py`,
+    // `Illuminate/Foundation/Testing`).
+    if has_dir(&["tests", "test", "__tests__", "spec", "specs", "e2e", "cypress"])
         || name.starts_with("test_")
         || name.ends_with("_test.py")
         || name.ends_with("_test.go")
@@ -204,8 +209,18 @@ pub const STYLESHEET_PRIOR: f64 = 0.5;
 /// templates first: they print the slug, the generator makes it).
 pub const TEMPLATE_PRIOR: f64 = 0.7;
 
+/// What a test keeps of its score for a request that mentions tests. Less
+/// than the whole: "in tests", "the test client", "our test suite" are
+/// mostly where a bug was seen, not what is to be changed; every such
+/// request of `bench/retrieval` is answered by source (a framework's test
+/// client, the code under test), while the tests, which repeat the
+/// request's words, came first. Above [`prior`]'s 0.5 for a test nobody
+/// asked about, so "add a test for ..." still finds the tests near the top.
+pub const TEST_PRIOR_ASKED: f64 = 0.8;
+
 /// How much a file of this role keeps of its fused score for this query:
-/// 1 for source, and for any role the query asks about.
+/// 1 for source, and for any role the query asks about (tests, asked
+/// about, [`TEST_PRIOR_ASKED`]).
 #[must_use]
 pub fn prior(role: FileRole, query_lower: &str) -> f64 {
     if role == FileRole::Source {
@@ -219,7 +234,7 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
         }
     });
     if asked {
-        return 1.0;
+        return if role == FileRole::Test { TEST_PRIOR_ASKED } else { 1.0 };
     }
     match role {
         FileRole::Source => 1.0,
@@ -269,6 +284,8 @@ mod tests {
             ("tests/Feature/UserTest.php", FileRole::Test),
             ("src/components/Player.spec.ts", FileRole::Test),
             ("starlette/testclient.py", FileRole::Source),
+            ("src/quart/testing/client.py", FileRole::Source),
+            ("src/Illuminate/Foundation/Testing/RefreshDatabase.php", FileRole::Source),
             ("tests/test_routing.py", FileRole::Test),
             ("docs/routing.md", FileRole::Docs),
             ("README.md", FileRole::Docs),
@@ -293,7 +310,8 @@ mod tests {
     #[test]
     fn priors_flip_when_asked() {
         assert!(prior(FileRole::Test, "where is the login form validated") < 1.0);
-        assert_eq!(prior(FileRole::Test, "add a test for the login form"), 1.0);
+        assert_eq!(prior(FileRole::Test, "add a test for the login form"), TEST_PRIOR_ASKED);
+        assert!(prior(FileRole::Test, "where is the login form validated") < TEST_PRIOR_ASKED);
         assert_eq!(prior(FileRole::Docs, "the docs for middleware are wrong"), 1.0);
         assert_eq!(prior(FileRole::Translation, "ログイン画面の文言を変えたい"), 1.0);
         assert!(prior(FileRole::Translation, "ログイン画面の色を変えたい") < 1.0);

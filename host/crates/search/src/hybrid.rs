@@ -3,7 +3,7 @@
 //! confidence floor.
 //!
 //! Each chunk gets a weighted sum (config `search_weights`,
-//! default vector 0.4, keyword 0.4, definition 0.3, reference 0.1) over
+//! default vector 0.4, keyword 0.5, definition 0.3, reference 0.1) over
 //! candidates from both arms, keyed by chunk (one chunk = one span):
 //! - vector: calibrated similarity of query and chunk (how far the cosine
 //!   rises above the query's similarity to unrelated code, see
