@@ -344,7 +344,7 @@ pub fn use_english(
 /// are ranked on all their chunks and fused by reciprocal rank with the
 /// configured weights, together with the files defining what the request
 /// names, times the file's prior (tests, docs, translations weighed down
-/// unless asked for); each file's best chunks follow one another. At most
+/// unless asked for, tests a little even then); each file's best chunks follow one another. At most
 /// `limit` hits; none, and `no_confident_match` saying why, when the answer
 /// is not confident ([`super::shared_confidence`]).
 ///
@@ -784,8 +784,8 @@ mod tests {
         let test_at = order.iter().position(|h| h.1 == "tests/test_login.py").unwrap();
         let other_repo_at = order.iter().position(|h| h.0 == "b" && h.1 == "app/login.py").unwrap();
         assert!(other_repo_at < test_at, "the test file is weighed down: {order:?}");
-        // Asked about tests, the test file is weighed down less: among the
-        // first three files instead of after every source file.
+        // Asked about tests, the test file is weighed down less: third
+        // (first at full weight) instead of after every source file.
         let hits = || {
             let mut hits = vec![hit("a", "tests/test_login.py", 1, Some(0.9), None)];
             for (i, path) in ["app/login.py", "app/a.py", "app/b.py", "app/c.py", "app/d.py"].into_iter().enumerate() {
@@ -797,7 +797,7 @@ mod tests {
             let ranked = by_file(query, hits(), &code_intel_core::config::SearchWeights::default(), 10);
             ranked.iter().position(|h| h.path == "tests/test_login.py").unwrap()
         };
-        assert!(test_rank("add a test for the login form") < 3);
+        assert_eq!(test_rank("add a test for the login form"), 2);
         assert_eq!(test_rank("the login form rejects valid passwords"), 5);
     }
 }

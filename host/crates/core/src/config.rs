@@ -101,11 +101,15 @@ const RETIRED_KEYS: &[(&str, &str)] = &[
 ];
 
 /// Hybrid ranking weights. The seeds (v3.10) weighted keywords 0.2; keyword
-/// and vector weighted alike ranked the right file higher on every
-/// repository of `bench/retrieval` but one, and keywords a little above
-/// vectors (0.5 to 0.4) on two repositories added later, unseen while the
-/// ranking was tuned, where the keyword arm alone had ranked better than
-/// both together (see `bench/README.md`).
+/// and vector weighted alike ranked the right file higher on every one of
+/// the four original repositories of `bench/retrieval` but one, and
+/// keywords a little above vectors (0.5 to 0.4) better again, mostly in
+/// English, on two repositories added later, unseen while the ranking was
+/// tuned, where the keyword arm alone had ranked better than both together
+/// (a Japanese request left the first five there, and organisation-wide
+/// search, whose keyword arm is weaker, lost a few first places; see
+/// `bench/README.md`, `docs/shared-store.md`). `keyword` also weighs the
+/// files holding a phrase the request quotes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SearchWeights {

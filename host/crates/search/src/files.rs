@@ -106,11 +106,13 @@ pub fn role(path: &str) -> FileRole {
     let dirs: Vec<&str> = lower.split('/').collect();
     let dirs = &dirs[..dirs.len().saturating_sub(1)];
     let has_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
-    // Not `testing`: a package's `testing` folder is the library's test
-    // support (a test client, fakes), the code a request about testing
-    // with the library is answered by (`quart/testing/client.py`,
+    // `testing` only at the top (pytest keeps its tests in `testing/`):
+    // inside a package it is the library's test support (a test client,
+    // fakes), the code a request about testing with the library is
+    // answered by (`src/quart/testing/client.py`,
     // `Illuminate/Foundation/Testing`).
     if has_dir(&["tests", "test", "__tests__", "spec", "specs", "e2e", "cypress"])
+        || dirs.first() == Some(&"testing")
         || name.starts_with("test_")
         || name.ends_with("_test.py")
         || name.ends_with("_test.go")
@@ -214,7 +216,7 @@ pub const TEMPLATE_PRIOR: f64 = 0.7;
 /// mostly where a bug was seen, not what is to be changed; every such
 /// request of `bench/retrieval` is answered by source (a framework's test
 /// client, the code under test), while the tests, which repeat the
-/// request's words, came first. Above [`prior`]'s 0.5 for a test nobody
+/// request's words, came first for three of them. Above [`prior`]'s 0.5 for a test nobody
 /// asked about, so "add a test for ..." still finds the tests near the top.
 pub const TEST_PRIOR_ASKED: f64 = 0.8;
 
@@ -286,6 +288,7 @@ mod tests {
             ("starlette/testclient.py", FileRole::Source),
             ("src/quart/testing/client.py", FileRole::Source),
             ("src/Illuminate/Foundation/Testing/RefreshDatabase.php", FileRole::Source),
+            ("testing/python/collect.py", FileRole::Test),
             ("tests/test_routing.py", FileRole::Test),
             ("docs/routing.md", FileRole::Docs),
             ("README.md", FileRole::Docs),
