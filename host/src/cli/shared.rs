@@ -467,9 +467,10 @@ pub fn query_baselines(encoder: &Encoder, query: &[f32], dir: Option<&Path>) -> 
 /// local search judges it: 2 when its name is a compound identifier the
 /// request writes (`UserService` for "UserService rename") or the one word
 /// searched for, 1 when it is a name of
-/// at least two words all of them the request's (`compute_order_total` for
-/// "compute the order total"; a one-word name such as `send` is too weak a
-/// sign), else 0.
+/// at least two words all of them the request's, side by side
+/// (`compute_order_total` for "compute the order total"; a one-word name
+/// such as `send` is too weak a sign, and so is `test_app` for "our test
+/// suite runs the app"), else 0.
 fn defines(name: &str, query: &str, terms: &HashSet<String>) -> u8 {
     use code_intel_store::tokenize::{normalize_identifier, query_words, split_identifier};
     let normalized = normalize_identifier(name);
@@ -481,7 +482,11 @@ fn defines(name: &str, query: &str, terms: &HashSet<String>) -> u8 {
         return 2;
     }
     let compound = split_identifier(name).iter().filter(|p| p.len() > 1).count() >= 2;
-    u8::from(compound && code_intel_search::hybrid::name_in_query(name, terms))
+    u8::from(
+        compound
+            && code_intel_search::hybrid::name_in_query(name, terms)
+            && code_intel_search::hybrid::name_as_phrase(name, &code_intel_search::hybrid::query_sequence(query)),
+    )
 }
 
 /// The hits in file order (see [`ranked_search`]), at most `limit`.
@@ -754,7 +759,9 @@ mod tests {
         let terms = query_terms("UserService rename");
         assert_eq!(defines("UserService", "UserService rename", &terms), 2);
         assert_eq!(defines("user_service", "UserService rename", &terms), 2);
-        assert_eq!(defines("rename_user", "UserService rename", &terms), 1);
+        assert_eq!(defines("rename_user", "UserService rename", &terms), 0, "rename and user are apart");
+        let terms = query_terms("rename a user in UserService");
+        assert_eq!(defines("rename_user", "rename a user in UserService", &terms), 1);
         assert_eq!(defines("rename", "UserService rename", &terms), 0);
         assert_eq!(defines("send", "send", &query_terms("send")), 2);
         assert_eq!(defines("send", "send the email", &query_terms("send the email")), 0);

@@ -11,7 +11,9 @@
 //!   chunk);
 //! - keyword: the chunk's BM25 relative to the best lexical hit;
 //! - definition: the chunk defines what the query names (the identifier
-//!   itself, or every word of the chunk's name appears in the query);
+//!   itself, or every word of the chunk's name appears in the query; for
+//!   the file ranking, a name of two words or more whose words stand
+//!   together in the request, see [`name_as_phrase`]);
 //! - reference: how many other chunks mention the chunk's name (saturating
 //!   at [`REFERENCE_SATURATION`]).
 //!
@@ -632,6 +634,35 @@ pub fn query_terms(query: &str) -> std::collections::HashSet<String> {
     terms
 }
 
+/// The query's words in order ([`query_words`]: stop words left out),
+/// lower-cased, identifiers split into their words.
+#[must_use]
+pub fn query_sequence(query: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in query_words(query) {
+        let parts = split_identifier(word);
+        if parts.len() > 1 {
+            out.extend(parts.iter().map(|p| p.to_lowercase()));
+        } else {
+            out.push(word.to_lowercase());
+        }
+    }
+    out
+}
+
+/// Does the chunk's name appear in the query as a phrase: its words next to
+/// one another, in either order, a plural `s` aside (`transferServer` in
+/// "the server transfer dialog", not in "a server that is in a transfer")?
+/// A long request holds many words, and a name made of two of them far apart
+/// (`test_app` in "our test suite runs the app's lifecycle") says nothing of
+/// what it asks for.
+#[must_use]
+pub fn name_as_phrase(name: &str, sequence: &[String]) -> bool {
+    let parts: Vec<String> = split_identifier(name).iter().map(|p| p.to_lowercase()).filter(|p| p.len() > 1).collect();
+    let same = |a: &str, b: &str| a == b || format!("{a}s") == b || format!("{b}s") == a;
+    !parts.is_empty() && sequence.windows(parts.len()).any(|w| parts.iter().all(|p| w.iter().any(|q| same(q, p))))
+}
+
 /// Does the chunk's name consist of query words (`compute_order_total` for
 /// "how is the order total computed" does not; for "compute order total" it does)?
 #[must_use]
@@ -649,6 +680,7 @@ fn fuse(
     n: usize,
 ) -> Result<Vec<SearchHit>, SearchError> {
     let terms = query_terms(query);
+    let sequence = query_sequence(query);
     let best_kw = lexical.iter().map(|h| h.score).fold(0.0f64, f64::max).max(f64::MIN_POSITIVE);
     let mut by_chunk: HashMap<i64, SearchHit> = HashMap::new();
     let mut exact_def: HashMap<i64, bool> = HashMap::new();
@@ -681,8 +713,10 @@ fn fuse(
             let named = name_in_query(&hit.name, &terms);
             let definition = if exact || named { 1.0 } else { 0.0 };
             // For the file ranking, a one-word name ("send", "get") made of
-            // a request's words is too weak a sign of what it asks for.
-            hit.defines = exact || (named && split_identifier(&hit.name).iter().filter(|p| p.len() > 1).count() >= 2);
+            // a request's words is too weak a sign of what it asks for, and
+            // so is a longer one whose words the request uses apart.
+            hit.defines = exact
+                || (named && split_identifier(&hit.name).iter().filter(|p| p.len() > 1).count() >= 2 && name_as_phrase(&hit.name, &sequence));
             hit.score = (weights.vector * vector + weights.keyword * keyword + weights.definition * definition) / total;
             hit
         })
@@ -748,6 +782,18 @@ mod tests {
         assert!(name_in_query("compute_order_total", &terms));
         assert!(name_in_query("OrderTotal", &terms));
         assert!(!name_in_query("login", &terms));
+    }
+
+    #[test]
+    fn a_name_is_named_when_its_words_stand_together() {
+        let phrase = |name: &str, query: &str| name_as_phrase(name, &query_sequence(query));
+        assert!(phrase("transferServer", "in the admin server transfer dialog"));
+        assert!(phrase("compute_order_total", "compute order total"));
+        assert!(phrase("mailSettings", "the panel settings mail tab"));
+        assert!(phrase("getSortingColumn", "get sorting columns"), "a plural s aside");
+        assert!(!phrase("test_app", "our test suite runs the app's startup lifecycle"));
+        assert!(!phrase("transferServer", "a server that is stuck in a transfer"));
+        assert!(!phrase("useLyrics", "lyrics files use timestamps"));
     }
 
     #[test]
