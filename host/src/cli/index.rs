@@ -430,6 +430,9 @@ pub(super) fn summary(root: &Path, r: &SyncReport, total_ms: Option<u64>) -> Str
         r.unchanged
     );
     let _ = writeln!(out, "  chunks written: {}; index now holds {} files, {} chunks", r.chunks, r.total_files, r.total_chunks);
+    if r.chunker_changed {
+        let _ = writeln!(out, "  plugins changed since the last index: every file was chunked again (vectors reused where the text is the same)");
+    }
     if r.fallbacks > 0 {
         let _ = writeln!(out, "  fallbacks: {} file(s) indexed as line windows", r.fallbacks);
     }

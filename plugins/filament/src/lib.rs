@@ -241,6 +241,7 @@ fn resource(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, calls: &Calls, class: &Cl
     if let Some(model) = &model {
         summary.push_str(&format!(" for model {model}"));
     }
+    summary.push_str(&format!(": {}", screen_words(php, "resource", &short, None, model.as_deref())));
     if let Some(cluster) = &cluster {
         summary.push_str(&format!(", in cluster {}", cluster.rsplit('\\').next().unwrap_or(cluster)));
     }
@@ -452,6 +453,81 @@ fn components(php: &PhpFile<'_>, calls: &Calls, span: Span, default_placement: O
     out
 }
 
+/// What a developer calls the screen a resource, form, table or infolist
+/// makes, in words (`the database hosts list (table) in the admin panel`):
+/// requests say "the hosts list", "the order form", "管理画面の一覧", not
+/// `DatabaseHostResource::table`. The records are named by the model, else
+/// by the resource or the owner less its Filament suffix (`VotesRelationManager`
+/// -> votes, `ProductsTable` -> products); the panel by the namespace
+/// (`App\Filament\Server\...` -> server), `admin` when it names none
+/// (Filament's default panel).
+fn screen_words(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&str>, model: Option<&str>) -> String {
+    let last = |s: &str| s.rsplit('\\').next().unwrap_or(s).to_string();
+    let subject = model.map(last).or_else(|| resource.map(|r| last(r).trim_end_matches("Resource").to_string())).unwrap_or_else(|| {
+        let mut name = owner.to_string();
+        for suffix in ["RelationManager", "Resource", "Table", "Form", "Infolist", "Schema"] {
+            if let Some(stripped) = name.strip_suffix(suffix).filter(|s| !s.is_empty()) {
+                name = stripped.to_string();
+                break;
+            }
+        }
+        name
+    });
+    let mut words = split_words(&subject);
+    let panel = php
+        .namespace
+        .as_deref()
+        .and_then(|ns| {
+            let mut segments = ns.split('\\').skip_while(|s| *s != "Filament");
+            segments.next()?;
+            segments.next().filter(|s| !matches!(*s, "Resources" | "Pages" | "Widgets" | "Clusters" | "Schemas" | "Tables" | "Components"))
+        })
+        .map_or_else(|| "admin".to_string(), |s| split_words(s).join(" "));
+    match what {
+        "table" | "resource" => {
+            if let Some(noun) = words.last_mut().filter(|w| !w.ends_with('s')) {
+                *noun = plural(noun);
+            }
+            let subject = words.join(" ");
+            if what == "table" { format!("the {subject} list (table) in the {panel} panel") } else { format!("the {subject} pages of the {panel} panel") }
+        }
+        "infolist" => format!("the {} details (view) in the {panel} panel", words.join(" ")),
+        _ => format!("the {} {what} (create, edit) in the {panel} panel", words.join(" ")),
+    }
+}
+
+/// `DatabaseHost` -> `["database", "host"]`.
+fn split_words(name: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let boundary = i > 0
+            && c.is_uppercase()
+            && (chars[i - 1].is_lowercase() || chars.get(i + 1).is_some_and(|n| n.is_lowercase()) && chars[i - 1].is_uppercase());
+        if words.is_empty() || boundary || c == '_' {
+            words.push(String::new());
+        }
+        if c != '_' {
+            if let Some(w) = words.last_mut() {
+                w.extend(c.to_lowercase());
+            }
+        }
+    }
+    words.retain(|w| !w.is_empty());
+    words
+}
+
+/// A plain English plural: `host` -> `hosts`, `category` -> `categories`, `box` -> `boxes`.
+fn plural(noun: &str) -> String {
+    if let Some(stem) = noun.strip_suffix('y').filter(|s| !s.ends_with(['a', 'e', 'i', 'o', 'u'])) {
+        format!("{stem}ies")
+    } else if noun.ends_with(['x', 'z']) || noun.ends_with("ch") || noun.ends_with("sh") {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn schema_chunk(
     php: &PhpFile<'_>,
@@ -466,7 +542,7 @@ fn schema_chunk(
 ) -> ChunkBuilder {
     let found = components(php, calls, method.span, None);
     let what = kind.trim_start_matches("filament_");
-    let mut summary = format!("// Filament {what} of {owner}");
+    let mut summary = format!("// Filament {what} of {owner}: {}", screen_words(php, what, owner, resource, model));
     for (label, list) in [("fields", &found.fields), ("columns", &found.columns), ("filters", &found.filters), ("entries", &found.entries)] {
         let names = Components::names(list);
         if !names.is_empty() {
@@ -514,4 +590,21 @@ fn actions_chunk(
         .content(format!("// Filament {placement} actions of {owner}: {}\n{}", names.join(", "), php.text(method.span)))
         .meta("placement", placement)
         .meta_opt("actions", Some(found.actions))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{plural, split_words};
+
+    #[test]
+    fn screen_words_are_plain_english() {
+        assert_eq!(split_words("DatabaseHost"), ["database", "host"]);
+        assert_eq!(split_words("APIKey"), ["api", "key"]);
+        assert_eq!(split_words("Votes"), ["votes"]);
+        assert_eq!(plural("host"), "hosts");
+        assert_eq!(plural("category"), "categories");
+        assert_eq!(plural("day"), "days");
+        assert_eq!(plural("box"), "boxes");
+        assert_eq!(plural("batch"), "batches");
+    }
 }

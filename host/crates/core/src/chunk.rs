@@ -215,6 +215,15 @@ pub trait Chunker: Send + Sync {
     /// a chunker that looks files up somewhere can fetch them in a few
     /// round trips instead of one per file. Nothing by default.
     fn prepare(&self, _paths: &[&str]) {}
+
+    /// What identifies this chunker's output (its plugins and their
+    /// versions, by content): when it differs from the one an index was
+    /// last synced with, the indexer chunks every file again, so a new or
+    /// upgraded plugin applies to files that did not change (their vectors
+    /// are reused by content). `None`: not tracked.
+    fn identity(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The line-based fallback: consecutive windows of [`FALLBACK_WINDOW_LINES`]

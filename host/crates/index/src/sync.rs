@@ -128,6 +128,9 @@ pub struct SyncReport {
     pub cancelled: bool,
     /// What happened to the cross-file links.
     pub links: LinksUpdate,
+    /// The chunker (its plugins) changed since the last complete sync, so
+    /// every file was chunked again ([`Chunker::identity`]).
+    pub chunker_changed: bool,
 }
 
 /// What a sync did to the cross-file links.
@@ -249,7 +252,7 @@ pub fn sync(
 
     // The walk (stat-bound, on worker threads) runs while this thread reads
     // what the index holds.
-    let (walked, indexed, links_were_current) = std::thread::scope(|scope| {
+    let (walked, indexed, (links_were_current, chunked_by)) = std::thread::scope(|scope| {
         let walker = scope.spawn(|| walk(root, config));
         let read = (|| {
             store.write(|w| w.set_meta(meta_keys::SYNC_STARTED_MS, &(sync_start_ns / 1_000_000).to_string()))?;
@@ -258,13 +261,23 @@ pub fn sync(
             let links_were_current = store.meta(LINKS_BUILT_FROM)?.as_deref() == Some(store.chunks_generation()?.as_str());
             let mut indexed = store.indexed_files()?;
             indexed.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-            Ok::<_, IndexError>((indexed, links_were_current))
+            let chunked_by = store.meta(meta_keys::CHUNKER_IDENTITY)?;
+            Ok::<_, IndexError>((indexed, links_were_current, chunked_by))
         })();
         let walked = walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        read.and_then(|(indexed, current)| Ok((walked?, indexed, current)))
+        read.and_then(|(indexed, current, chunked_by)| Ok((walked?, indexed, (current, chunked_by))))
     })?;
     tracing::debug!(ms = started.elapsed().as_millis(), files = walked.files.len(), "sync: walked");
     let mut report = SyncReport { skipped: walked.skipped, ..SyncReport::default() };
+    // Files chunked by other plugins (or other versions of them) are chunked
+    // again, changed or not: an upgrade reaches the whole index. An index
+    // built before identities were kept counts as chunked by others.
+    let identity = chunker.identity();
+    report.chunker_changed = identity.is_some() && !indexed.is_empty() && chunked_by != identity;
+    if report.chunker_changed {
+        tracing::info!(was = ?chunked_by, now = ?identity, "the plugins changed since the last index: every file is chunked again");
+    }
+    let force = options.force || report.chunker_changed;
 
     // Both lists are sorted by path: one merge pass pairs each walked file
     // with what the index holds for it. Indexed files the walk did not find
@@ -290,7 +303,7 @@ pub fn sync(
             Some(old) => {
                 let same_stat = i64::try_from(file.size).ok() == Some(old.size) && file.mtime_ns == old.mtime_ns;
                 let racy = old.mtime_ns.saturating_add(RACY_WINDOW_NS) >= old.indexed_at_ns;
-                if options.force || !same_stat || racy {
+                if force || !same_stat || racy {
                     pending.push(Pending { file, change: Change::Changed, old_sha: Some(&old.sha256) });
                 } else {
                     report.unchanged += 1;
@@ -341,7 +354,7 @@ pub fn sync(
                 if stopped(stop_ref) {
                     return;
                 }
-                let outcome = process(item, chunker, options.force, config.skip_generated);
+                let outcome = process(item, chunker, force, config.skip_generated);
                 if tx.send(outcome).is_err() {
                     stop_ref.store(true, Ordering::Relaxed);
                 }
@@ -525,6 +538,9 @@ pub fn sync(
         store.write(|w| {
             w.set_meta(meta_keys::LAST_SYNC_MS, &(now_ns() / 1_000_000).to_string())?;
             w.set_meta(meta_keys::LAST_SYNC_REPORT, &json)?;
+            if let Some(identity) = &identity {
+                w.set_meta(meta_keys::CHUNKER_IDENTITY, identity)?;
+            }
             w.delete_meta(meta_keys::SYNC_STARTED_MS)
         })?;
     }

@@ -426,3 +426,46 @@ fn concurrent_syncs_take_turns_and_agree() {
     assert_eq!(added, 400, "each file added exactly once across the three syncs");
     assert_eq!(snapshot(root), clean_snapshot(root, &config));
 }
+
+/// Line chunks under a name that stands for a plugin set and its version.
+struct Versioned(&'static str);
+
+impl Chunker for Versioned {
+    fn chunk_file(&self, path: &str, content: &str) -> ChunkedFile {
+        let mut out = LineChunker.chunk_file(path, content);
+        out.chunker = self.0.to_string();
+        out
+    }
+
+    fn identity(&self) -> Option<String> {
+        Some(self.0.to_string())
+    }
+}
+
+#[test]
+fn files_are_chunked_again_when_the_plugins_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let config = Config::default();
+    for i in 0..3 {
+        write(root, &format!("m{i}.py"), &py(&format!("f{i}")));
+    }
+    age(root);
+    let chunkers = |root: &Path| -> Vec<String> { Store::open(&database_path(root)).unwrap().stats().unwrap().by_chunker.into_keys().collect() };
+    let first = run_with(root, &config, &Versioned("plugins-1"), false);
+    assert!(!first.chunker_changed, "a new index has nothing to chunk again");
+    assert_eq!(chunkers(root), ["plugins-1"]);
+    // The same plugins: nothing is read again.
+    let same = run_with(root, &config, &Versioned("plugins-1"), false);
+    assert_eq!((same.unchanged, same.modified, same.chunker_changed), (3, 0, false));
+    // Upgraded plugins: every file again, though none changed.
+    let upgraded = run_with(root, &config, &Versioned("plugins-2"), false);
+    assert_eq!((upgraded.unchanged, upgraded.modified, upgraded.chunker_changed), (0, 3, true));
+    assert_eq!(chunkers(root), ["plugins-2"]);
+    // And only once.
+    let after = run_with(root, &config, &Versioned("plugins-2"), false);
+    assert_eq!((after.unchanged, after.chunker_changed), (3, false));
+    // A chunker that keeps no identity never forces a run.
+    let untracked = run(root, &config);
+    assert_eq!((untracked.unchanged, untracked.chunker_changed), (3, false));
+}

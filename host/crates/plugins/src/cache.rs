@@ -142,6 +142,11 @@ impl Key {
         Self { wasm_sha: hex(&Sha256::digest(wasm)), engine: engine_hash(engine) }
     }
 
+    /// The hex SHA-256 of the component's bytes.
+    pub(crate) fn wasm_sha(&self) -> &str {
+        &self.wasm_sha
+    }
+
     fn stem(&self) -> String {
         format!("{}-{}", self.wasm_sha, self.engine)
     }

@@ -132,6 +132,8 @@ struct Plugin {
     /// whether [`MAX_CONSECUTIVE_TIMEOUTS`] was reached in this run.
     timeouts_in_a_row: AtomicU32,
     tripped: AtomicBool,
+    /// Hex SHA-256 of the component's bytes (part of [`Chunker::identity`]).
+    wasm_sha: String,
 }
 
 /// The loaded plugins. Send + Sync: files may be chunked from many threads at
@@ -407,6 +409,26 @@ impl PluginHost {
 }
 
 impl Chunker for PluginHost {
+    /// The host's version and every loaded plugin's name, version, contract
+    /// version and component hash, in a stable order, hashed: a plugin
+    /// added, removed, upgraded or rebuilt changes it.
+    fn identity(&self) -> Option<String> {
+        use sha2::{Digest, Sha256};
+        let mut parts: Vec<String> = self
+            .plugins
+            .iter()
+            .map(|p| format!("{}\0{}\0{}\0{}", p.summary.name, p.summary.version, p.summary.wit_version, p.wasm_sha))
+            .collect();
+        parts.sort();
+        let mut hasher = Sha256::new();
+        hasher.update(format!("code-intel {}\n", env!("CARGO_PKG_VERSION")));
+        for part in parts {
+            hasher.update(part);
+            hasher.update(b"\n");
+        }
+        Some(hasher.finalize().iter().take(12).map(|b| format!("{b:02x}")).collect())
+    }
+
     /// A new index run: every plugin whose circuit breaker tripped is
     /// called again.
     fn begin_run(&self) {
@@ -569,6 +591,7 @@ fn load_plugin(engine: &'static Engine, path: &Path, source: SourceKind, options
                 summary,
                 globs,
                 code: OnceLock::new(),
+                wasm_sha: key.wasm_sha().to_string(),
                 deferred: Mutex::new(Some(Deferred { wasm: file.bytes, key })),
                 idle: Mutex::new(Vec::new()),
                 timeouts_in_a_row: AtomicU32::new(0),
@@ -609,6 +632,7 @@ fn load_plugin(engine: &'static Engine, path: &Path, source: SourceKind, options
         idle: Mutex::new(vec![live]),
         timeouts_in_a_row: AtomicU32::new(0),
         tripped: AtomicBool::new(false),
+        wasm_sha: key.wasm_sha().to_string(),
     };
     Ok((plugin, loaded.wrote))
 }

@@ -1724,6 +1724,10 @@ impl<'a> SharedChunker<'a> {
 }
 
 impl Chunker for SharedChunker<'_> {
+    fn identity(&self) -> Option<String> {
+        self.inner.identity()
+    }
+
     fn chunk_file(&self, path: &str, content: &str) -> ChunkedFile {
         let hash = hex(&Sha256::digest(content.as_bytes()));
         if !self.failed() {

@@ -114,6 +114,9 @@ pub mod meta_keys {
     /// the first write of a version that has it): a bound on how far any
     /// word's chunk count can have moved since it was read.
     pub const CHUNK_CHANGES: &str = "chunk_changes";
+    /// The chunker identity (`code_intel_core::Chunker::identity`) of the
+    /// last complete sync.
+    pub const CHUNKER_IDENTITY: &str = "chunker_identity";
 }
 
 /// Hex SHA-256 of a chunk's content: the key embeddings are cached under.
