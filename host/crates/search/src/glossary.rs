@@ -364,6 +364,43 @@ const TERMS: &[(&str, &[&str])] = &[
     ("毎分", &["minute", "everyMinute"]),
     ("著作権", &["copyright"]),
     ("未登録", &["unregistered", "exists"]),
+    // Common words of change requests and bug reports.
+    ("役割", &["role", "roles"]),
+    ("許可", &["allow", "permission", "permit"]),
+    ("除外", &["exclude", "ignore"]),
+    ("最新", &["latest", "newest"]),
+    ("最近", &["recent", "recently"]),
+    ("人気", &["popular"]),
+    ("条件", &["condition", "conditions"]),
+    ("見出し", &["heading", "headings"]),
+    ("段落", &["paragraph"]),
+    ("順位", &["rank", "ranking", "score"]),
+    ("単語", &["word", "words", "term", "terms"]),
+    ("購読", &["subscribe", "subscription"]),
+    ("既存", &["existing"]),
+    ("一致", &["match", "matches"]),
+    ("複数", &["multiple", "many"]),
+    ("後始末", &["teardown", "cleanup"]),
+    ("判定", &["check", "determine"]),
+    ("順番", &["order", "position"]),
+    ("順序", &["order", "sort"]),
+    ("並列", &["parallel", "concurrent"]),
+    ("切断", &["disconnect", "close"]),
+    ("添付", &["attach", "attachment"]),
+    ("署名", &["signature", "sign"]),
+    ("期限切れ", &["expired", "expire"]),
+    ("監査", &["audit"]),
+    ("移行", &["migrate", "migration"]),
+    ("課金", &["billing", "subscription"]),
+    ("請求", &["invoice", "billing"]),
+    ("支払い", &["payment", "pay"]),
+    ("投票", &["vote", "votes"]),
+    ("閲覧", &["view", "read"]),
+    ("作者", &["author"]),
+    ("著者", &["author"]),
+    ("数量", &["quantity"]),
+    ("再生リスト", &["playlist"]),
+    ("繰り返し", &["repeat", "loop"]),
 ];
 
 /// Entries that are everyday words as much as software ones: "how tall is
@@ -373,6 +410,8 @@ const TERMS: &[(&str, &[&str])] = &[
 const EVERYDAY: &[&str] = &[
     "時間", "時刻", "日付", "日時", "秒", "高さ", "幅", "サイズ", "色", "背景", "国", "住所", "電話番号", "名前", "説明", "内容",
     "種類", "自動", "開始", "終了", "最大", "最小", "範囲", "値", "毎日", "毎週", "定期", "マウス", "キー", "著作権",
+    "最新", "最近", "人気", "条件", "単語", "一致", "複数", "順番", "順序", "作者", "著者", "数量", "繰り返し", "段落",
+    "見出し",
 ];
 
 /// The English words of the software vocabulary in `query`, in order of
@@ -466,5 +505,9 @@ mod tests {
         assert_eq!(software_terms("富士山の高さは何メートルですか"), 0);
         assert_eq!(software_terms("トースト通知が消えるまでの時間"), 1);
         assert_eq!(software_terms("ユーザーを削除するとエラーになる"), 3);
+        // Words of change requests that are everyday words too.
+        assert_eq!(matched_terms("最近人気のレストランはどこですか"), 2);
+        assert_eq!(software_terms("最近人気のレストランはどこですか"), 0);
+        assert_eq!(english_terms("役割ごとに絞り込む"), ["role", "roles", "filter"]);
     }
 }
