@@ -454,7 +454,8 @@ fn components(php: &PhpFile<'_>, calls: &Calls, span: Span, default_placement: O
 }
 
 /// What a developer calls the screen a resource, form, table or infolist
-/// makes, in words (`the database hosts list (table) in the admin panel`):
+/// makes, in words (`the database hosts list (table) in the admin panel`;
+/// a custom page's or a widget's: `the settings form in the admin panel`):
 /// requests say "the hosts list", "the order form", "管理画面の一覧", not
 /// `DatabaseHostResource::table`. The records are named by the model, else
 /// by the resource or the owner less its Filament suffix (`VotesRelationManager`
@@ -463,15 +464,16 @@ fn components(php: &PhpFile<'_>, calls: &Calls, span: Span, default_placement: O
 /// (Filament's default panel).
 fn screen_words(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&str>, model: Option<&str>) -> String {
     let last = |s: &str| s.rsplit('\\').next().unwrap_or(s).to_string();
+    // Records: a resource's, a relation manager's or a v4 schema class's
+    // form or table creates, edits and lists records; a custom page's or a
+    // widget's (`Settings`, `PopularItems`) is a screen of its own.
+    let mut records = true;
     let subject = model.map(last).or_else(|| resource.map(|r| last(r).trim_end_matches("Resource").to_string())).unwrap_or_else(|| {
-        let mut name = owner.to_string();
-        for suffix in ["RelationManager", "Resource", "Table", "Form", "Infolist", "Schema"] {
-            if let Some(stripped) = name.strip_suffix(suffix).filter(|s| !s.is_empty()) {
-                name = stripped.to_string();
-                break;
-            }
-        }
-        name
+        let suffix = ["RelationManager", "Resource", "Table", "Form", "Infolist", "Schema"]
+            .iter()
+            .find_map(|suffix| owner.strip_suffix(suffix).filter(|s| !s.is_empty()));
+        records = suffix.is_some();
+        suffix.unwrap_or(owner).to_string()
     });
     let mut words = split_words(&subject);
     let panel = php
@@ -483,6 +485,9 @@ fn screen_words(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&st
             segments.next().filter(|s| !matches!(*s, "Resources" | "Pages" | "Widgets" | "Clusters" | "Schemas" | "Tables" | "Components"))
         })
         .map_or_else(|| "admin".to_string(), |s| split_words(s).join(" "));
+    if !records {
+        return format!("the {} {what} in the {panel} panel", words.join(" "));
+    }
     match what {
         "table" | "resource" => {
             if let Some(noun) = words.last_mut().filter(|w| !w.ends_with('s')) {
