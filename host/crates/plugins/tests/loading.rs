@@ -292,3 +292,27 @@ fn search_path_order_is_binary_env_repo() {
     // Test binaries live in <target>/release/deps: <target>/release/plugins is searched too.
     assert!(dirs.iter().any(|d| d.path == common::target_dir().join("release").join("plugins")), "{dirs:?}");
 }
+
+/// The identity an index keeps of its chunker follows the plugin set and
+/// each component's bytes, whether the code was loaded or only described
+/// from the cache.
+#[test]
+fn the_identity_changes_with_the_plugins_and_only_then() {
+    let cache = tempfile::tempdir().unwrap();
+    let one = [(test_plugin("probe"), SourceKind::Explicit)];
+    let two = [(test_plugin("probe"), SourceKind::Explicit), (test_plugin("decline"), SourceKind::Explicit)];
+    let eager_id = PluginHost::load_files(&one, eager(cache.path())).identity().unwrap();
+    let lazy_id = PluginHost::load_files(&one, options(cache.path())).identity().unwrap();
+    assert_eq!(eager_id, lazy_id, "loaded or described from the cache, the same plugins");
+    assert_ne!(PluginHost::load_files(&two, options(cache.path())).identity().unwrap(), eager_id, "a plugin added");
+    // The same name and version, other bytes (a rebuilt plugin).
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = fs::read(test_plugin("probe")).unwrap();
+    // A custom section appended: still a valid component, other bytes.
+    bytes.extend_from_slice(&[0x00, 0x04, 0x01, b'x', 0x01, 0x02]);
+    let rebuilt = dir.path().join("probe.wasm");
+    fs::write(&rebuilt, bytes).unwrap();
+    let host = PluginHost::load_files(&[(rebuilt, SourceKind::Explicit)], options(cache.path()));
+    assert!(host.rejections().is_empty(), "{:?}", host.rejections());
+    assert_ne!(host.identity().unwrap(), eager_id, "a rebuilt plugin");
+}
