@@ -1531,6 +1531,9 @@ one, embedding continues in the background.",
         if report.cancelled {
             notes.push("the sync was cancelled; what it committed is kept and the next sync resumes".to_string());
         }
+        if report.chunker_changed {
+            notes.push("the plugins changed since the last sync: every file was chunked again (vectors reused where the text is the same)".to_string());
+        }
         let result = SyncIndexResult {
             target: match target {
                 SyncTarget::Forest => "forest",
