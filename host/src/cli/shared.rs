@@ -108,19 +108,12 @@ pub fn connect(config: &Config) -> (Option<SharedStore>, SharedReport) {
     }
 }
 
-/// The chunker key of the loaded plugins under this binary.
+/// The chunker key chunk lists are published and looked up under: this
+/// binary's version and its plugins' identity (`code_intel_core::Chunker::identity`: each
+/// plugin's name, version, WIT version and component hash).
 pub fn chunker_key(host: &PluginHost) -> String {
-    code_intel_shared::chunker_key(
-        env!("CARGO_PKG_VERSION"),
-        host.plugins().map(|p| {
-            (
-                p.name.as_str(),
-                p.version.as_str(),
-                p.wit_version.as_str(),
-                p.path.as_path(),
-            )
-        }),
-    )
+    use code_intel_core::Chunker;
+    format!("h{}-{}", env!("CARGO_PKG_VERSION"), host.identity().unwrap_or_default())
 }
 
 /// Before embedding: copies the store's vectors for chunk texts that have

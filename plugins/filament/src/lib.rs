@@ -19,7 +19,7 @@
 //! API resource named `*Resource.php`) is declined for the PHP plugin.
 
 use code_intel_laravel_support::php::{arguments, first_string_argument};
-use code_intel_laravel_support::{Calls, CallKind, ClassInfo, MethodInfo, PhpFile};
+use code_intel_laravel_support::{Calls, CallKind, ClassInfo, MethodInfo, PhpFile, pluralize};
 use code_intel_plugin_sdk::text::unquote;
 use code_intel_plugin_sdk::{
     ChunkBuilder, ChunkOutcome, ChunkSet, Plugin, PluginError, PluginInfo, SourceFile, Span, export_plugin,
@@ -491,7 +491,7 @@ fn screen_words(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&st
     match what {
         "table" | "resource" => {
             if let Some(noun) = words.last_mut().filter(|w| !w.ends_with('s')) {
-                *noun = plural(noun);
+                *noun = pluralize(noun);
             }
             let subject = words.join(" ");
             if what == "table" { format!("the {subject} list (table) in the {panel} panel") } else { format!("the {subject} pages of the {panel} panel") }
@@ -520,17 +520,6 @@ fn split_words(name: &str) -> Vec<String> {
     }
     words.retain(|w| !w.is_empty());
     words
-}
-
-/// A plain English plural: `host` -> `hosts`, `category` -> `categories`, `box` -> `boxes`.
-fn plural(noun: &str) -> String {
-    if let Some(stem) = noun.strip_suffix('y').filter(|s| !s.ends_with(['a', 'e', 'i', 'o', 'u'])) {
-        format!("{stem}ies")
-    } else if noun.ends_with(['x', 'z']) || noun.ends_with("ch") || noun.ends_with("sh") {
-        format!("{noun}es")
-    } else {
-        format!("{noun}s")
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -599,17 +588,13 @@ fn actions_chunk(
 
 #[cfg(test)]
 mod tests {
-    use super::{plural, split_words};
+    use super::split_words;
 
     #[test]
     fn screen_words_are_plain_english() {
         assert_eq!(split_words("DatabaseHost"), ["database", "host"]);
         assert_eq!(split_words("APIKey"), ["api", "key"]);
         assert_eq!(split_words("Votes"), ["votes"]);
-        assert_eq!(plural("host"), "hosts");
-        assert_eq!(plural("category"), "categories");
-        assert_eq!(plural("day"), "days");
-        assert_eq!(plural("box"), "boxes");
-        assert_eq!(plural("batch"), "batches");
+        assert_eq!(split_words("order_item"), ["order", "item"]);
     }
 }

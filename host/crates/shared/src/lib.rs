@@ -3,8 +3,9 @@
 //! publish theirs to.
 //!
 //! - Chunk lists are keyed by (chunker key, file content hash, path): the
-//!   chunker key ([`chunker_key`]) names the host version and every loaded
-//!   plugin (name, version, WIT version, a hash of its component), the path
+//!   chunker key (the caller's: the host version and the plugins' identity,
+//!   `code_intel_core::Chunker::identity`) names the host version and every
+//!   loaded plugin (name, version, WIT version, a hash of its component), the path
 //!   is part of the key because plugins are chosen by path.
 //! - Embeddings are keyed by (model key, chunk content hash), the same key
 //!   the local store uses, so a vector is only ever reused for the model and
@@ -25,7 +26,7 @@
 //! (`sslmode`, `sslrootcert`, `PGSSLMODE`, `PGSSLROOTCERT`; module [`tls`]).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -70,32 +71,6 @@ pub fn configured_url(config_value: Option<&str>) -> Option<String> {
                 .filter(|v| !v.is_empty())
                 .map(str::to_string)
         })
-}
-
-/// The identity of a chunker: the host's version and every plugin's name,
-/// version, WIT version and component hash, in a stable order. `plugins`
-/// yields (name, version, wit version, component file).
-#[must_use]
-pub fn chunker_key<'a>(
-    host_version: &str,
-    plugins: impl Iterator<Item = (&'a str, &'a str, &'a str, &'a Path)>,
-) -> String {
-    let mut parts: Vec<String> = plugins
-        .map(|(name, version, wit, path)| {
-            let file = std::fs::read(path)
-                .map(|bytes| hex(&Sha256::digest(bytes)))
-                .unwrap_or_else(|_| "unreadable".to_string());
-            format!("{name}\0{version}\0{wit}\0{file}")
-        })
-        .collect();
-    parts.sort();
-    let mut hasher = Sha256::new();
-    hasher.update(format!("code-intel {host_version}\n"));
-    for part in parts {
-        hasher.update(part);
-        hasher.update(b"\n");
-    }
-    format!("h{host_version}-{}", &hex(&hasher.finalize())[..16])
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -1869,48 +1844,5 @@ mod tests {
             split_pgpass(r"db\:1:5432:*:ci:pa\:ss:word"),
             ["db:1", "5432", "*", "ci", "pa:ss:word"]
         );
-    }
-
-    #[test]
-    fn chunker_keys_change_with_any_plugin() {
-        let dir =
-            std::env::temp_dir().join(format!("code-intel-shared-key-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let wasm = dir.join("p.wasm");
-        std::fs::write(&wasm, b"one").unwrap();
-        let a = chunker_key(
-            "0.1.0",
-            [("python", "1.0.0", "0.1.0", wasm.as_path())].into_iter(),
-        );
-        assert_eq!(
-            a,
-            chunker_key(
-                "0.1.0",
-                [("python", "1.0.0", "0.1.0", wasm.as_path())].into_iter()
-            )
-        );
-        assert_ne!(
-            a,
-            chunker_key(
-                "0.1.1",
-                [("python", "1.0.0", "0.1.0", wasm.as_path())].into_iter()
-            )
-        );
-        assert_ne!(
-            a,
-            chunker_key(
-                "0.1.0",
-                [("python", "1.0.1", "0.1.0", wasm.as_path())].into_iter()
-            )
-        );
-        std::fs::write(&wasm, b"two").unwrap();
-        assert_ne!(
-            a,
-            chunker_key(
-                "0.1.0",
-                [("python", "1.0.0", "0.1.0", wasm.as_path())].into_iter()
-            )
-        );
-        let _ = std::fs::remove_dir_all(dir);
     }
 }
