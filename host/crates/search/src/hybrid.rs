@@ -655,13 +655,32 @@ pub fn query_sequence(query: &str) -> Vec<String> {
 /// "the server transfer dialog", not in "a server that is in a transfer")?
 /// A long request holds many words, and a name made of two of them far apart
 /// (`test_app` in "our test suite runs the app's lifecycle") says nothing of
-/// what it asks for.
+/// what it asks for. A name that starts with a common verb of method and
+/// page names ([`NAME_VERBS`]: `getLyrics`, `ListProducts`) is named only in
+/// its own order: "lyrics get read" does not name `getLyrics`, and "the
+/// products list" names the list of products, not necessarily the page
+/// class `ListProducts` (in Filament v4 its table is configured elsewhere).
 #[must_use]
 pub fn name_as_phrase(name: &str, sequence: &[String]) -> bool {
     let parts: Vec<String> = split_identifier(name).iter().map(|p| p.to_lowercase()).filter(|p| p.len() > 1).collect();
     let same = |a: &str, b: &str| a == b || format!("{a}s") == b || format!("{b}s") == a;
-    !parts.is_empty() && sequence.windows(parts.len()).any(|w| parts.iter().all(|p| w.iter().any(|q| same(q, p))))
+    if parts.is_empty() {
+        return false;
+    }
+    if NAME_VERBS.contains(&parts[0].as_str()) {
+        return sequence.windows(parts.len()).any(|w| parts.iter().zip(w).all(|(p, q)| same(q, p)));
+    }
+    sequence.windows(parts.len()).any(|w| parts.iter().all(|p| w.iter().any(|q| same(q, p))))
 }
+
+/// Verbs that start method and page names and follow their object in
+/// English ("lyrics get read", "the orders list", "the user edit page"):
+/// a name starting with one is named by a request only in its own order.
+const NAME_VERBS: &[&str] = &[
+    "get", "set", "is", "has", "can", "make", "use", "create", "update", "delete", "remove", "add", "find", "load",
+    "save", "read", "write", "handle", "run", "send", "fetch", "render", "parse", "check", "show", "list", "edit",
+    "view", "store", "build",
+];
 
 /// Does the chunk's name consist of query words (`compute_order_total` for
 /// "how is the order total computed" does not; for "compute order total" it does)?
@@ -794,6 +813,11 @@ mod tests {
         assert!(!phrase("test_app", "our test suite runs the app's startup lifecycle"));
         assert!(!phrase("transferServer", "a server that is stuck in a transfer"));
         assert!(!phrase("useLyrics", "lyrics files use timestamps"));
+        // A name starting with a verb is named in its own order only.
+        assert!(!phrase("GetLyrics", "during a library scan lyrics get read from a file"));
+        assert!(phrase("GetLyrics", "get lyrics for the song"));
+        assert!(!phrase("ListProducts", "add a column to the products list"));
+        assert!(phrase("ListProducts", "the list products page"));
     }
 
     #[test]
