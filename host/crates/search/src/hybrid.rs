@@ -676,8 +676,9 @@ pub fn name_as_phrase(name: &str, sequence: &[String]) -> bool {
 /// Verbs that start method and page names and follow their object in
 /// English ("lyrics get read", "the orders list", "the user edit page"):
 /// a name starting with one is named by a request only in its own order.
+/// (`is`, `can` and the like are stop words, never in the sequence.)
 const NAME_VERBS: &[&str] = &[
-    "get", "set", "is", "has", "can", "make", "use", "create", "update", "delete", "remove", "add", "find", "load",
+    "get", "set", "has", "make", "use", "create", "update", "delete", "remove", "add", "find", "load",
     "save", "read", "write", "handle", "run", "send", "fetch", "render", "parse", "check", "show", "list", "edit",
     "view", "store", "build",
 ];

@@ -3,10 +3,10 @@
 //! publish theirs to.
 //!
 //! - Chunk lists are keyed by (chunker key, file content hash, path): the
-//!   chunker key (the caller's: the host version and the plugins' identity,
-//!   `code_intel_core::Chunker::identity`) names the host version and every
-//!   loaded plugin (name, version, WIT version, a hash of its component), the path
-//!   is part of the key because plugins are chosen by path.
+//!   chunker key, given by the caller, is the host version and
+//!   `code_intel_core::Chunker::identity` (a hash of every loaded plugin's
+//!   name, version, WIT version and component); the path is part of the key
+//!   because plugins are chosen by path.
 //! - Embeddings are keyed by (model key, chunk content hash), the same key
 //!   the local store uses, so a vector is only ever reused for the model and
 //!   text recipe that made it.
