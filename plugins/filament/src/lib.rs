@@ -463,6 +463,16 @@ fn components(php: &PhpFile<'_>, calls: &Calls, span: Span, default_placement: O
 /// (`App\Filament\Server\...` -> server), `admin` when it names none
 /// (Filament's default panel).
 fn screen_words(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&str>, model: Option<&str>) -> String {
+    screen(php, what, owner, resource, model).0
+}
+
+/// [`screen_words`], and the short names a request gives that screen
+/// (`orders list`, `orders table`, `product form`, `product details`): the
+/// chunk's metadata `aliases`, which the host reads as names of the chunk (a
+/// request saying "the orders list" names the table of orders the way
+/// "OrdersTable" would). Only a screen of records has them: a custom page's
+/// or a widget's class name is already what it is called.
+fn screen(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&str>, model: Option<&str>) -> (String, Vec<String>) {
     let last = |s: &str| s.rsplit('\\').next().unwrap_or(s).to_string();
     // Records: a resource's, a relation manager's or a v4 schema class's
     // form or table creates, edits and lists records; a custom page's or a
@@ -486,7 +496,7 @@ fn screen_words(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&st
         })
         .map_or_else(|| "admin".to_string(), |s| split_words(s).join(" "));
     if !records {
-        return format!("the {} {what} in the {panel} panel", words.join(" "));
+        return (format!("the {} {what} in the {panel} panel", words.join(" ")), Vec::new());
     }
     match what {
         "table" | "resource" => {
@@ -494,10 +504,20 @@ fn screen_words(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&st
                 *noun = pluralize(noun);
             }
             let subject = words.join(" ");
-            if what == "table" { format!("the {subject} list (table) in the {panel} panel") } else { format!("the {subject} pages of the {panel} panel") }
+            if what == "table" {
+                (format!("the {subject} list (table) in the {panel} panel"), vec![format!("{subject} list"), format!("{subject} table")])
+            } else {
+                (format!("the {subject} pages of the {panel} panel"), Vec::new())
+            }
         }
-        "infolist" => format!("the {} details (view) in the {panel} panel", words.join(" ")),
-        _ => format!("the {} {what} (create, edit) in the {panel} panel", words.join(" ")),
+        "infolist" => {
+            let subject = words.join(" ");
+            (format!("the {subject} details (view) in the {panel} panel"), vec![format!("{subject} details")])
+        }
+        _ => {
+            let subject = words.join(" ");
+            (format!("the {subject} {what} (create, edit) in the {panel} panel"), vec![format!("{subject} {what}")])
+        }
     }
 }
 
@@ -536,7 +556,8 @@ fn schema_chunk(
 ) -> ChunkBuilder {
     let found = components(php, calls, method.span, None);
     let what = kind.trim_start_matches("filament_");
-    let mut summary = format!("// Filament {what} of {owner}: {}", screen_words(php, what, owner, resource, model));
+    let (screen_words, aliases) = screen(php, what, owner, resource, model);
+    let mut summary = format!("// Filament {what} of {owner}: {screen_words}");
     for (label, list) in [("fields", &found.fields), ("columns", &found.columns), ("filters", &found.filters), ("entries", &found.entries)] {
         let names = Components::names(list);
         if !names.is_empty() {
@@ -561,6 +582,7 @@ fn schema_chunk(
         .meta_opt("entries", Some(found.entries))
         .meta_opt("layout", Some(found.layout))
         .meta_opt("actions", Some(found.actions))
+        .meta_opt("aliases", Some(aliases))
         .related_all(resource.map(str::to_string))
         .related_all(model.map(str::to_string))
 }

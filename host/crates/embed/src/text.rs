@@ -74,7 +74,13 @@ pub fn metadata_words(metadata: &str) -> String {
             _ => {}
         }
     }
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(metadata) else { return String::new() };
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(metadata) else { return String::new() };
+    // A chunk's `aliases` (what a request calls it, `orders list`) are
+    // matched as names by the search, and their words are in the plugin's
+    // summary already: the embedded text stays as it was without them.
+    if let Some(object) = value.as_object_mut() {
+        object.remove("aliases");
+    }
     let mut values = Vec::new();
     strings(&value, &mut values);
     let mut seen = std::collections::HashSet::new();

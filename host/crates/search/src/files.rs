@@ -127,8 +127,10 @@ pub fn role(path: &str) -> FileRole {
         return FileRole::Translation;
     }
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-    if has_dir(&["docs", "doc", "documentation"])
-        || matches!(ext, "md" | "rst" | "txt" | "adoc")
+    // Diagrams as text (PlantUML, Mermaid, Graphviz) are documentation:
+    // a class diagram names every model and relation, near any request.
+    if has_dir(&["docs", "doc", "documentation", "diagrams"])
+        || matches!(ext, "md" | "rst" | "txt" | "adoc" | "puml" | "plantuml" | "iuml" | "mmd" | "mermaid" | "dot" | "gv")
         || name.starts_with("changelog")
         || name.starts_with("license")
     {
@@ -292,6 +294,8 @@ mod tests {
             ("tests/test_routing.py", FileRole::Test),
             ("docs/routing.md", FileRole::Docs),
             ("README.md", FileRole::Docs),
+            ("diagrams/class-uml/storage_class_diagram.puml", FileRole::Docs),
+            ("docs-src/flow.mmd", FileRole::Docs),
             ("lang/ja/server.php", FileRole::Translation),
             ("resources/lang/en/auth.php", FileRole::Translation),
             ("examples/app.py", FileRole::Example),

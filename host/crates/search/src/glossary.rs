@@ -455,7 +455,37 @@ fn distinct_entries(query: &str, keep: impl Fn(&str) -> bool) -> usize {
 /// (Japanese key, English words) of every vocabulary match in `query`, in
 /// order of position; longer keys are matched first and the text they cover
 /// is not matched again by a shorter key.
+/// The English words of the vocabulary terms in `query` that stand next to
+/// one another (nothing between them, or the particle の), one list of
+/// alternatives per term, in order: 「注文一覧」 and 「注文の一覧」 give
+/// `[[order, orders], [list, index]]`, what "the orders list" says.
+///
+/// ```
+/// use code_intel_search::glossary::term_runs;
+/// let runs = term_runs("管理画面の注文一覧で絞り込みたい");
+/// assert!(runs.iter().flat_map(|run| run.windows(2)).any(|w| w[0].contains(&"order") && w[1].contains(&"list")));
+/// ```
+#[must_use]
+pub fn term_runs(query: &str) -> Vec<Vec<&'static [&'static str]>> {
+    let mut runs: Vec<Vec<&'static [&'static str]>> = Vec::new();
+    let mut end = usize::MAX;
+    for (at, ja, en) in located(query) {
+        let joined = end != usize::MAX && matches!(&query[end..at], "" | "の");
+        match runs.last_mut() {
+            Some(run) if joined => run.push(en),
+            _ => runs.push(vec![en]),
+        }
+        end = at + ja.len();
+    }
+    runs
+}
+
 fn matches(query: &str) -> Vec<(&'static str, &'static [&'static str])> {
+    located(query).into_iter().map(|(_, ja, en)| (ja, en)).collect()
+}
+
+/// The vocabulary terms of `query` with their byte offsets, in order.
+fn located(query: &str) -> Vec<(usize, &'static str, &'static [&'static str])> {
     if query.is_ascii() {
         return Vec::new();
     }
@@ -473,7 +503,7 @@ fn matches(query: &str) -> Vec<(&'static str, &'static [&'static str])> {
         }
     }
     found.sort_by_key(|(at, _, _)| *at);
-    found.into_iter().map(|(_, ja, en)| (ja, en)).collect()
+    found
 }
 
 #[cfg(test)]

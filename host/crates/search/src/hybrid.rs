@@ -357,7 +357,10 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     let mut hits = match mode {
         Mode::Lexical => lexical_only(lexical),
         Mode::Semantic => vector_hits.into_iter().map(|h| vector_only(h)).collect(),
-        Mode::Hybrid => fuse(store, query, vector_hits, lexical, &request.weights, n)?,
+        Mode::Hybrid => {
+            let called = called_chunks(store, query, &request.filters)?;
+            fuse(store, query, vector_hits, lexical, &called, &request.weights, n)?
+        }
     };
     if wants_lexical {
         add_quoted(store, query, &request.filters, candidates, &mut hits)?;
@@ -683,6 +686,31 @@ const NAME_VERBS: &[&str] = &[
     "view", "store", "build",
 ];
 
+/// Does the request say this alias of a chunk (`orders list`): its words
+/// next to one another, stop words aside, in either order, a plural `s`
+/// aside ("in the order list", "the list of orders")?
+#[must_use]
+pub fn alias_in_query(alias: &str, sequence: &[String]) -> bool {
+    let parts: Vec<String> = alias.split_whitespace().map(str::to_lowercase).collect();
+    let same = |a: &str, b: &str| a == b || format!("{a}s") == b || format!("{b}s") == a;
+    !parts.is_empty() && sequence.windows(parts.len()).any(|w| parts.iter().all(|p| w.iter().any(|q| same(q, p))))
+}
+
+/// [`alias_in_query`] for a run of Japanese vocabulary terms, each a list
+/// of English alternatives: the alias's words, one per term, next to one
+/// another in either order.
+#[must_use]
+pub fn alias_in_terms(alias: &str, run: &[&[&str]]) -> bool {
+    let parts: Vec<String> = alias.split_whitespace().map(str::to_lowercase).collect();
+    let same = |a: &str, b: &str| a == b || format!("{a}s") == b || format!("{b}s") == a;
+    !parts.is_empty()
+        && run.windows(parts.len()).any(|w| {
+            let forward = parts.iter().zip(w).all(|(p, alts)| alts.iter().any(|q| same(q, p)));
+            let backward = parts.iter().rev().zip(w).all(|(p, alts)| alts.iter().any(|q| same(q, p)));
+            forward || backward
+        })
+}
+
 /// Does the chunk's name consist of query words (`compute_order_total` for
 /// "how is the order total computed" does not; for "compute order total" it does)?
 #[must_use]
@@ -691,11 +719,33 @@ pub fn name_in_query(name: &str, terms: &std::collections::HashSet<String>) -> b
     !parts.is_empty() && parts.iter().all(|p| terms.contains(p))
 }
 
+/// The chunks the request calls by one of their aliases ("the orders list":
+/// [`code_intel_store::Store::aliases`], [`alias_in_query`]) that the
+/// filters let through.
+fn called_chunks(store: &Store, query: &str, filters: &Filters) -> Result<Vec<code_intel_store::aliases::ChunkAlias>, SearchError> {
+    let aliases = store.aliases()?;
+    if aliases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sequence = query_sequence(query);
+    // A Japanese request says an alias in its own words: 「注文一覧」 is
+    // "orders list" ([`crate::glossary::term_runs`]).
+    let runs = crate::glossary::term_runs(query);
+    let accept = filters.path_matcher()?;
+    Ok(aliases
+        .iter()
+        .filter(|a| alias_in_query(&a.alias, &sequence) || runs.iter().any(|run| alias_in_terms(&a.alias, run)))
+        .filter(|a| accept(&a.path) && (filters.kinds.is_empty() || filters.kinds.contains(&a.kind)))
+        .cloned()
+        .collect())
+}
+
 fn fuse(
     store: &Store,
     query: &str,
     vector_hits: Vec<ForestHit>,
     lexical: Vec<LexicalHit>,
+    called: &[code_intel_store::aliases::ChunkAlias],
     weights: &SearchWeights,
     n: usize,
 ) -> Result<Vec<SearchHit>, SearchError> {
@@ -723,6 +773,19 @@ fn fuse(
             }
         }
     }
+    // What a plugin says a request calls a chunk ("the orders list" for a
+    // Filament table of orders) names it as its identifier would, found by
+    // either arm or not: a bug report about a table's columns may share few
+    // words and little meaning with the table's code.
+    let called: std::collections::HashSet<i64> = called.iter().map(|a| a.rowid).collect();
+    for &rowid in &called {
+        if by_chunk.contains_key(&rowid) {
+            continue;
+        }
+        if let Some(stored) = store.chunk(rowid)? {
+            by_chunk.insert(rowid, called_hit(stored));
+        }
+    }
     let total = (weights.vector + weights.keyword + weights.definition + weights.reference).max(f64::MIN_POSITIVE);
     let mut hits: Vec<SearchHit> = by_chunk
         .into_values()
@@ -731,11 +794,13 @@ fn fuse(
             let keyword = hit.keyword_score.map_or(0.0, |s| s / best_kw);
             let exact = exact_def.get(&hit.rowid).copied().unwrap_or(false);
             let named = name_in_query(&hit.name, &terms);
-            let definition = if exact || named { 1.0 } else { 0.0 };
+            let called = called.contains(&hit.rowid);
+            let definition = if exact || named || called { 1.0 } else { 0.0 };
             // For the file ranking, a one-word name ("send", "get") made of
             // a request's words is too weak a sign of what it asks for, and
             // so is a longer one whose words the request uses apart.
             hit.defines = exact
+                || called
                 || (named && split_identifier(&hit.name).iter().filter(|p| p.len() > 1).count() >= 2 && name_as_phrase(&hit.name, &sequence));
             hit.score = (weights.vector * vector + weights.keyword * keyword + weights.definition * definition) / total;
             hit
@@ -765,6 +830,32 @@ fn fuse(
         }
     }
     Ok(hits)
+}
+
+/// A chunk neither arm found that the request calls by an alias: it takes
+/// part in the definitions ranking only, and makes no request confident.
+fn called_hit(stored: code_intel_store::StoredChunk) -> SearchHit {
+    let chunk = stored.chunk;
+    SearchHit {
+        file: stored.path,
+        start_line: chunk.start_line,
+        end_line: chunk.end_line,
+        kind: chunk.kind,
+        name: chunk.name,
+        qualified_name: chunk.qualified_name,
+        score: 0.0,
+        arms: vec![Arm::Lexical],
+        vector_score: None,
+        keyword_score: None,
+        file_rank: 0,
+        linked_files: Vec::new(),
+        rowid: stored.rowid,
+        confident: false,
+        defines: true,
+        every_word: false,
+        quoted: None,
+        vector_rank: None,
+    }
 }
 
 /// Chunks other than the definition that mention `name` as a word.
@@ -819,6 +910,62 @@ mod tests {
         assert!(phrase("GetLyrics", "get lyrics for the song"));
         assert!(!phrase("ListProducts", "add a column to the products list"));
         assert!(phrase("ListProducts", "the list products page"));
+    }
+
+    #[test]
+    fn an_alias_is_said_when_its_words_stand_together() {
+        let said = |alias: &str, query: &str| alias_in_query(alias, &query_sequence(query));
+        assert!(said("orders list", "The Customer column in the orders list shows numbers"));
+        assert!(said("orders list", "add a column to the order list"), "a plural s aside");
+        assert!(said("orders list", "the list of orders is slow"), "stop words aside, either order");
+        assert!(said("product form", "add both fields to the product form"));
+        assert!(!said("orders list", "orders placed today are missing from the price list"));
+        assert!(!said("product form", "the product detail page"));
+        let said_ja = |alias: &str, query: &str| crate::glossary::term_runs(query).iter().any(|run| alias_in_terms(alias, run));
+        assert!(said_ja("orders list", "管理画面の注文一覧で、種類で絞り込みたい"));
+        assert!(said_ja("orders list", "注文の一覧に列を追加したい"));
+        assert!(said_ja("product form", "商品のフォームで価格を必須にしたい"));
+        assert!(!said_ja("orders list", "注文を削除すると一覧が空になる"), "words apart are not the alias");
+    }
+
+    #[test]
+    fn a_chunk_called_by_its_alias_joins_the_definitions_ranking() {
+        use crate::test_support::{chunk, index_files};
+        // The table of orders holds none of the request's words but its
+        // screen's name; the infolist of returns holds them all.
+        let mut table = chunk("t", "filament_table", "configure", None, (17, 68));
+        table.content = "return $table->columns([TextColumn::make('customer.id'), TextColumn::make('supplier.id')]);".into();
+        table.metadata = code_intel_core::Metadata::parse(r#"{"aliases": ["orders list", "orders table"]}"#.into()).unwrap();
+        let mut infolist = chunk("i", "filament_infolist", "configure", None, (10, 40));
+        infolist.content = "TextEntry::make('customer.name'), TextEntry::make('supplier.company_name') shows numbers".into();
+        let mut files = vec![
+            ("app/Filament/Resources/Orders/Tables/OrdersTable.php", "", vec![table]),
+            ("app/Filament/Resources/ReturnDeliveries/Schemas/ReturnDeliveryInfolist.php", "", vec![infolist]),
+        ];
+        let noise: Vec<String> = (0..12).map(|i| format!("app/Services/Billing{i}.php")).collect();
+        for path in &noise {
+            let mut c = chunk("c", "class", "Billing", None, (1, 9));
+            c.content = "invoice totals and taxes".into();
+            files.push((path.as_str(), "", vec![c]));
+        }
+        let (_dir, _root, store) = index_files(&files);
+        let query = "The customer and supplier columns in the orders list show numbers instead of the customer name";
+        let filters = Filters::default();
+        let called = called_chunks(&store, query, &filters).unwrap();
+        assert_eq!(called.len(), 1, "{called:?}");
+        // As in a large repository, where the arms' candidates miss it.
+        let lexical: Vec<LexicalHit> =
+            lexical_hits(&store, query, &filters, 50).unwrap().into_iter().filter(|h| !h.path.ends_with("OrdersTable.php")).collect();
+        assert!(lexical.iter().any(|h| h.path.ends_with("ReturnDeliveryInfolist.php")), "{lexical:#?}");
+        let hits = fuse(&store, query, Vec::new(), lexical, &called, &SearchWeights::default(), 10).unwrap();
+        let table = hits.iter().find(|h| h.file.ends_with("OrdersTable.php")).expect("the called chunk is a hit");
+        assert!(table.defines && !table.confident, "{table:#?}");
+        let ranked = by_file(hits, query, &SearchWeights::default());
+        let files: Vec<&str> = ranked.iter().map(|h| h.file.as_str()).collect();
+        assert!(files.contains(&"app/Filament/Resources/Orders/Tables/OrdersTable.php"), "{ranked:#?}");
+        // A path filter that leaves the table out leaves it out.
+        let filters = Filters { path_glob: Some("app/Models/**".into()), kinds: Vec::new() };
+        assert!(called_chunks(&store, query, &filters).unwrap().is_empty());
     }
 
     #[test]

@@ -48,6 +48,7 @@
 //! This crate knows nothing about plugins, walking the file system, MCP or
 //! the CLI; it depends only on `code-intel-core`.
 
+pub mod aliases;
 pub mod chunks;
 pub mod embeddings;
 pub mod links;
@@ -108,6 +109,7 @@ pub struct Store {
     path: Option<PathBuf>,
     term_counts: text_query::TermCountCache,
     name_words: name_words::NameWordCache,
+    aliases: aliases::AliasCache,
 }
 
 impl Store {
@@ -163,7 +165,7 @@ impl Store {
             conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
         }
         migrations::migrate(&mut conn)?;
-        Ok(Self { conn, path, term_counts: text_query::TermCountCache::default(), name_words: name_words::NameWordCache::default() })
+        Ok(Self { conn, path, term_counts: text_query::TermCountCache::default(), name_words: name_words::NameWordCache::default(), aliases: aliases::AliasCache::default() })
     }
 
     /// Switches the database to WAL and returns the journal mode now in
