@@ -220,13 +220,35 @@ pub const TEMPLATE_PRIOR: f64 = 0.7;
 /// client, the code under test), while the tests, which repeat the
 /// request's words, came first for three of them (0.8 still left a framework's test client
 /// out of the first ten under six test files; 0.6 moved three requests up and none down,
-/// bench/README.md). Above [`prior`]'s 0.5 for a test nobody asked about, so "add a test
-/// for ..." still finds the tests near the top.
+/// bench/README.md). Above [`prior`]'s 0.5 for a test nobody asked about.
 pub const TEST_PRIOR_ASKED: f64 = 0.6;
+
+/// What a test keeps of its score when the request asks for tests as what
+/// is to be written or changed ("add a test for ...", 「テストを追加」,
+/// [`TEST_TARGET_PHRASES`]): the tests near the top, still below source
+/// that answers as well.
+pub const TEST_PRIOR_TARGET: f64 = 0.8;
+
+/// Words that make tests what a request is about, not where it saw a bug.
+const TEST_TARGET_PHRASES: &[&str] = &[
+    "test for", "tests for", "add a test", "add tests", "write a test", "write tests", "new test", "missing test",
+    "test case", "test cases", "test coverage", "テストを追加", "テストを書", "テストケース", "テストコード",
+];
+
+/// Does the request say `phrase` (ASCII phrases as whole words in order)?
+fn says(query_lower: &str, phrase: &str) -> bool {
+    if !phrase.is_ascii() {
+        return query_lower.contains(phrase);
+    }
+    let words: Vec<&str> = query_lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let wanted: Vec<&str> = phrase.split(' ').collect();
+    words.windows(wanted.len()).any(|w| w == wanted.as_slice())
+}
 
 /// How much a file of this role keeps of its fused score for this query:
 /// 1 for source, and for any role the query asks about (tests, asked
-/// about, [`TEST_PRIOR_ASKED`]).
+/// about, [`TEST_PRIOR_ASKED`], or [`TEST_PRIOR_TARGET`] when they are what
+/// is to be written).
 #[must_use]
 pub fn prior(role: FileRole, query_lower: &str) -> f64 {
     if role == FileRole::Source {
@@ -240,7 +262,11 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
         }
     });
     if asked {
-        return if role == FileRole::Test { TEST_PRIOR_ASKED } else { 1.0 };
+        return match role {
+            FileRole::Test if TEST_TARGET_PHRASES.iter().any(|p| says(query_lower, p)) => TEST_PRIOR_TARGET,
+            FileRole::Test => TEST_PRIOR_ASKED,
+            _ => 1.0,
+        };
     }
     match role {
         FileRole::Source => 1.0,
@@ -318,7 +344,10 @@ mod tests {
 
     #[test]
     fn priors_flip_when_asked() {
-        assert_eq!(prior(FileRole::Test, "add a test for the login form"), TEST_PRIOR_ASKED);
+        assert_eq!(prior(FileRole::Test, "add a test for the login form"), TEST_PRIOR_TARGET);
+        assert_eq!(prior(FileRole::Test, "ログインフォームのテストを追加したい"), TEST_PRIOR_TARGET);
+        assert_eq!(prior(FileRole::Test, "the test client hangs on a redirect loop"), TEST_PRIOR_ASKED);
+        assert_eq!(prior(FileRole::Test, "the latest for tests is wrong"), TEST_PRIOR_ASKED, "whole words only");
         assert!(prior(FileRole::Test, "where is the login form validated") < TEST_PRIOR_ASKED);
         assert_eq!(prior(FileRole::Docs, "the docs for middleware are wrong"), 1.0);
         assert_eq!(prior(FileRole::Translation, "ログイン画面の文言を変えたい"), 1.0);

@@ -452,9 +452,6 @@ fn distinct_entries(query: &str, keep: impl Fn(&str) -> bool) -> usize {
     seen.len()
 }
 
-/// (Japanese key, English words) of every vocabulary match in `query`, in
-/// order of position; longer keys are matched first and the text they cover
-/// is not matched again by a shorter key.
 /// The English words of the vocabulary terms in `query` that stand next to
 /// one another (nothing between them, or the particle の), one list of
 /// alternatives per term, in order: 「注文一覧」 and 「注文の一覧」 give
@@ -480,11 +477,15 @@ pub fn term_runs(query: &str) -> Vec<Vec<&'static [&'static str]>> {
     runs
 }
 
+/// (Japanese key, English words) of every vocabulary match in `query`, in
+/// order of position ([`located`]).
 fn matches(query: &str) -> Vec<(&'static str, &'static [&'static str])> {
     located(query).into_iter().map(|(_, ja, en)| (ja, en)).collect()
 }
 
-/// The vocabulary terms of `query` with their byte offsets, in order.
+/// (byte offset, Japanese key, English words) of every vocabulary match in
+/// `query`, in order of position; longer keys are matched first and the
+/// text they cover is not matched again by a shorter key.
 fn located(query: &str) -> Vec<(usize, &'static str, &'static [&'static str])> {
     if query.is_ascii() {
         return Vec::new();

@@ -666,14 +666,13 @@ pub fn query_sequence(query: &str) -> Vec<String> {
 #[must_use]
 pub fn name_as_phrase(name: &str, sequence: &[String]) -> bool {
     let parts: Vec<String> = split_identifier(name).iter().map(|p| p.to_lowercase()).filter(|p| p.len() > 1).collect();
-    let same = |a: &str, b: &str| a == b || format!("{a}s") == b || format!("{b}s") == a;
     if parts.is_empty() {
         return false;
     }
     if NAME_VERBS.contains(&parts[0].as_str()) {
-        return sequence.windows(parts.len()).any(|w| parts.iter().zip(w).all(|(p, q)| same(q, p)));
+        return sequence.windows(parts.len()).any(|w| parts.iter().zip(w).all(|(p, q)| same_word(q, p)));
     }
-    sequence.windows(parts.len()).any(|w| parts.iter().all(|p| w.iter().any(|q| same(q, p))))
+    sequence.windows(parts.len()).any(|w| parts.iter().all(|p| w.iter().any(|q| same_word(q, p))))
 }
 
 /// Verbs that start method and page names and follow their object in
@@ -686,14 +685,26 @@ const NAME_VERBS: &[&str] = &[
     "view", "store", "build",
 ];
 
+/// The same word, a plural `s` aside (`order`, `orders`).
+fn same_word(a: &str, b: &str) -> bool {
+    a == b || b.strip_suffix('s') == Some(a) || a.strip_suffix('s') == Some(b)
+}
+
+/// The words of an alias, lower-cased; none for an alias of one word, which
+/// a long request would say by chance (`orders`).
+fn alias_words(alias: &str) -> Vec<String> {
+    let parts: Vec<String> = alias.split_whitespace().map(str::to_lowercase).collect();
+    if parts.len() < 2 { Vec::new() } else { parts }
+}
+
 /// Does the request say this alias of a chunk (`orders list`): its words
 /// next to one another, stop words aside, in either order, a plural `s`
-/// aside ("in the order list", "the list of orders")?
+/// aside ("in the order list", "the list of orders")? An alias of one word
+/// is never said.
 #[must_use]
 pub fn alias_in_query(alias: &str, sequence: &[String]) -> bool {
-    let parts: Vec<String> = alias.split_whitespace().map(str::to_lowercase).collect();
-    let same = |a: &str, b: &str| a == b || format!("{a}s") == b || format!("{b}s") == a;
-    !parts.is_empty() && sequence.windows(parts.len()).any(|w| parts.iter().all(|p| w.iter().any(|q| same(q, p))))
+    let parts = alias_words(alias);
+    !parts.is_empty() && sequence.windows(parts.len()).any(|w| parts.iter().all(|p| w.iter().any(|q| same_word(q, p))))
 }
 
 /// [`alias_in_query`] for a run of Japanese vocabulary terms, each a list
@@ -701,14 +712,10 @@ pub fn alias_in_query(alias: &str, sequence: &[String]) -> bool {
 /// another in either order.
 #[must_use]
 pub fn alias_in_terms(alias: &str, run: &[&[&str]]) -> bool {
-    let parts: Vec<String> = alias.split_whitespace().map(str::to_lowercase).collect();
-    let same = |a: &str, b: &str| a == b || format!("{a}s") == b || format!("{b}s") == a;
+    let parts = alias_words(alias);
+    let said = |p: &String, alts: &&[&str]| alts.iter().any(|q| same_word(q, p));
     !parts.is_empty()
-        && run.windows(parts.len()).any(|w| {
-            let forward = parts.iter().zip(w).all(|(p, alts)| alts.iter().any(|q| same(q, p)));
-            let backward = parts.iter().rev().zip(w).all(|(p, alts)| alts.iter().any(|q| same(q, p)));
-            forward || backward
-        })
+        && run.windows(parts.len()).any(|w| parts.iter().zip(w).all(|(p, a)| said(p, a)) || parts.iter().rev().zip(w).all(|(p, a)| said(p, a)))
 }
 
 /// Does the chunk's name consist of query words (`compute_order_total` for
@@ -921,6 +928,7 @@ mod tests {
         assert!(said("product form", "add both fields to the product form"));
         assert!(!said("orders list", "orders placed today are missing from the price list"));
         assert!(!said("product form", "the product detail page"));
+        assert!(!said("orders", "the orders are late"), "an alias of one word is never said");
         let said_ja = |alias: &str, query: &str| crate::glossary::term_runs(query).iter().any(|run| alias_in_terms(alias, run));
         assert!(said_ja("orders list", "管理画面の注文一覧で、種類で絞り込みたい"));
         assert!(said_ja("orders list", "注文の一覧に列を追加したい"));
