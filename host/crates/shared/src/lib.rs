@@ -678,7 +678,8 @@ impl SharedStore {
     /// the chunks' words (PostgreSQL full text: chunks holding every word,
     /// ranked by `ts_rank_cd`, else, when none does, chunks holding any of
     /// its rarer words, ranked by the BM25 weights of the words each holds
-    /// and then by `ts_rank_cd`), best first; with the counts of
+    /// and then by `ts_rank_cd`; in a large store, found by the rarest of
+    /// them only, see [`finding_clauses`]), best first; with the counts of
     /// repositories an answer reports. It needs no query vector, so it can
     /// run (on [`Self::spare`]) while the query is embedded.
     ///
@@ -689,6 +690,10 @@ impl SharedStore {
         // Chunks holding any of the rarer words ranked by `ts_rank_cd`
         // (best by the words' weights first).
         const SHORTLIST: i64 = 3 * DEPTH;
+        // Chunks found by the rarest clauses alone whose other clauses
+        // are weighed before the shortlist is taken (see
+        // [`finding_clauses`]).
+        const RESCORED: i64 = 20 * DEPTH;
         let in_scope = scope.only("repository_id");
         let older = if self.additions.words_column {
             format!(
@@ -730,18 +735,19 @@ impl SharedStore {
                 if !rare.is_empty() {
                     let any = rare.iter().map(|w| format!("({})", w.clause)).collect::<Vec<_>>().join(" | ");
                     let mut params: Vec<&(dyn ToSql + Sync)> = vec![&any];
-                    // Each clause's chunks through the GIN index alone (an
-                    // exact match needs no chunk's words read), summed per
-                    // chunk; only the shortlist's words are read, for
-                    // `ts_rank_cd`. Weighing every candidate's words in
+                    // Each finding clause's chunks through the GIN index
+                    // alone (an exact match needs no chunk's words read),
+                    // summed per chunk; only the shortlist's words are read,
+                    // for `ts_rank_cd`. Weighing every candidate's words in
                     // place took 244 ms for a long request. Chunks are
                     // summed by their row's address (`ctid`, stable within
                     // the statement), on one process: grouping by the
                     // text key, with parallel workers, took 34-47 ms
                     // against 25-27 for a 20-word request over 33,000
                     // chunks.
-                    let mut held = Vec::with_capacity(rare.len());
-                    for w in &rare {
+                    let (finding, rescoring) = rare.split_at(finding_clauses(&rare));
+                    let mut held = Vec::with_capacity(finding.len());
+                    for w in finding {
                         held.push(format!(
                             "SELECT ctid AS place, {:.6}::float8 AS weight FROM repository_chunks WHERE words @@ ${}::text::tsquery{in_scope}",
                             w.weight,
@@ -750,18 +756,51 @@ impl SharedStore {
                         params.push(&w.clause);
                     }
                     let held = held.join(" UNION ALL ");
+                    // The commoner clauses left out of finding are weighed
+                    // on the best found chunks' own words, so that those
+                    // holding them still rank first.
+                    let best = if rescoring.is_empty() {
+                        format!(
+                            "best AS (SELECT place, sum(weight) AS weight FROM held GROUP BY place \
+                                      ORDER BY weight DESC, place LIMIT {SHORTLIST})"
+                        )
+                    } else {
+                        let mut extra = Vec::with_capacity(rescoring.len());
+                        for w in rescoring {
+                            extra.push(format!(
+                                "CASE WHEN c.words @@ ${}::text::tsquery THEN {:.6}::float8 ELSE 0 END",
+                                params.len() + 1,
+                                w.weight
+                            ));
+                            params.push(&w.clause);
+                        }
+                        format!(
+                            "found AS (SELECT place, sum(weight) AS weight FROM held GROUP BY place \
+                                       ORDER BY weight DESC, place LIMIT {RESCORED}), \
+                             best AS (SELECT f.place, f.weight + {} AS weight FROM found f \
+                                      JOIN repository_chunks c ON c.ctid = f.place \
+                                      ORDER BY weight DESC, f.place LIMIT {SHORTLIST})",
+                            extra.join(" + ")
+                        )
+                    };
+                    // `ts_rank_cd` (normalised by 32: under 1) only for the
+                    // chunks it can still bring among the best: not those
+                    // weighing a whole 1 less than the `DEPTH`th. It reads
+                    // every position of the request's words in a chunk
+                    // (36 us a chunk for a 20-word request).
                     any_rows = self.with(|c| {
                         let mut tx = c.transaction()?;
                         tx.batch_execute("SET LOCAL max_parallel_workers_per_gather = 0")?;
                         let rows = tx.query(
                             &format!(
-                                "WITH held AS ({held}), \
-                                 best AS (SELECT place, sum(weight) AS weight FROM held GROUP BY place \
-                                          ORDER BY weight DESC, place LIMIT {SHORTLIST}) \
+                                "WITH held AS ({held}), {best}, \
+                                 bar AS (SELECT weight - 1.01 AS weight FROM best ORDER BY weight DESC OFFSET {} LIMIT 1) \
                                  SELECT {columns}, b.weight + ts_rank_cd(c.words, $1::text::tsquery, 32)::float8 AS rank FROM best b \
                                  JOIN repository_chunks c ON c.ctid = b.place \
                                  JOIN repositories r ON r.id = c.repository_id \
-                                 ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}"
+                                 WHERE b.weight >= coalesce((SELECT weight FROM bar), '-infinity') \
+                                 ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {DEPTH}",
+                                DEPTH - 1
                             ),
                             &params,
                         )?;
@@ -953,34 +992,61 @@ impl SharedStore {
     /// document frequency BM25 gives a word, `ln(1 + (N - n + 0.5) / (n +
     /// 0.5))` for `n` of `N` chunks.
     ///
+    /// A clause is counted up to [`COMMON_SHARE`] of the chunks only: past
+    /// that it is common, and its count matters only when it is among the
+    /// [`RARE_WORDS_KEPT`] rarest, which are then counted in full. Counting
+    /// reads each chunk holding the clause from the table where the
+    /// visibility map does not mark its page visible to all (after a
+    /// publication, until a `VACUUM` ends), and a sentence's common words
+    /// are held by tens of thousands of chunks at 100,000: counting a
+    /// 20-word request's clauses there took 54-135 ms in full.
+    ///
     /// # Errors
     /// Database errors.
     fn clause_weights(&self, clauses: &[String]) -> Result<Vec<ClauseWeight>, String> {
-        let rows = self.with(|c| {
-            c.query(
-                "SELECT w, (SELECT count(*) FROM repository_chunks c WHERE c.words @@ w::tsquery), \
-                        (SELECT CASE WHEN reltuples > 0 THEN reltuples::float8 \
-                                     ELSE (SELECT greatest(count(*), 1)::float8 FROM repository_chunks) END \
-                         FROM pg_class WHERE relname = 'repository_chunks') \
-                 FROM unnest($1::text[]) WITH ORDINALITY AS q(w, i) ORDER BY i",
-                &[&clauses],
-            )
-        })?;
-        #[allow(clippy::cast_precision_loss)]
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let count: i64 = r.get(1);
-                let total = r.get::<_, Option<f64>>(2).unwrap_or(1.0).max(count as f64);
-                let n = count as f64;
-                ClauseWeight {
-                    clause: r.get(0),
-                    count,
-                    weight: (1.0 + (total - n + 0.5) / (n + 0.5)).ln(),
-                    common: n >= total * COMMON_SHARE,
-                }
+        let counts = |clauses: &[String], capped: bool| {
+            let cap = if capped { "LIMIT (SELECT ceil(n * $2)::int8 FROM total)" } else { "" };
+            let share: &(dyn ToSql + Sync) = &COMMON_SHARE;
+            let params: Vec<&(dyn ToSql + Sync)> = if capped { vec![&clauses, share] } else { vec![&clauses] };
+            self.with(|c| {
+                c.query(
+                    &format!(
+                        "WITH total AS (SELECT CASE WHEN reltuples > 0 THEN reltuples::float8 \
+                                                    ELSE (SELECT greatest(count(*), 1)::float8 FROM repository_chunks) END AS n \
+                                        FROM pg_class WHERE relname = 'repository_chunks') \
+                         SELECT w, (SELECT count(*) FROM (SELECT 1 FROM repository_chunks c WHERE c.words @@ w::tsquery {cap}) s), \
+                                (SELECT n FROM total) \
+                         FROM unnest($1::text[]) WITH ORDINALITY AS q(w, i) ORDER BY i"
+                    ),
+                    &params,
+                )
             })
-            .collect())
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let weighed = |r: &postgres::Row| {
+            let count: i64 = r.get(1);
+            let total = r.get::<_, Option<f64>>(2).unwrap_or(1.0).max(count as f64);
+            let n = count as f64;
+            ClauseWeight {
+                clause: r.get(0),
+                count,
+                weight: (1.0 + (total - n + 0.5) / (n + 0.5)).ln(),
+                common: n >= total * COMMON_SHARE,
+            }
+        };
+        let mut weights: Vec<ClauseWeight> = counts(clauses, true)?.iter().map(weighed).collect();
+        let rare = weights.iter().filter(|w| w.count > 0 && !w.common).count();
+        if rare < RARE_WORDS_KEPT {
+            let common: Vec<String> = weights.iter().filter(|w| w.common).map(|w| w.clause.clone()).collect();
+            if !common.is_empty() {
+                for full in counts(&common, false)?.iter().map(weighed) {
+                    if let Some(w) = weights.iter_mut().find(|w| w.clause == full.clause) {
+                        *w = full;
+                    }
+                }
+            }
+        }
+        Ok(weights)
     }
 
     /// Records that every chunk published under `name` has a vector of
@@ -1119,6 +1185,36 @@ fn rare_clauses(weights: &[ClauseWeight]) -> Vec<ClauseWeight> {
         .filter(|(i, w)| *i < RARE_WORDS_KEPT || !w.common)
         .map(|(_, w)| (*w).clone())
         .collect()
+}
+
+/// Rows an any-word search reads to find its candidates, at most (unless
+/// its rarest clause alone holds more): each row is read from the table for
+/// its address, so their number is the search's cost. At 113,000 published
+/// chunks a 20-word request's rarer words (those in under 5 % of them) held
+/// 15,000-30,000 rows, 30-60 ms to read, sum and sort. With 10,000 (and
+/// [`SharedStore::keyword_arm`]'s 2,000 weighed), the retrieval benchmark's
+/// requests over its 38,857 chunks ranked the same files as with every
+/// rarer word finding; with 5,000 and 1,000, 26 of 432 asks ranked their
+/// ten files otherwise (one lost its answer from the first five).
+const FINDING_ROWS: i64 = 10_000;
+
+/// How many of `rare` (rarest first, see [`rare_clauses`]) find an
+/// any-word search's candidates: the rarest whose chunks number at most
+/// [`FINDING_ROWS`] together, at least one. The others are weighed only on
+/// the best candidates (by the finding clauses' weights), whose words are
+/// read anyway: a chunk holding only commoner words can no longer be found,
+/// which changes little, since the rarer words weigh most (BM25), while the
+/// rows read stop growing with the store. A small store finds by them all.
+fn finding_clauses(rare: &[ClauseWeight]) -> usize {
+    let mut rows = 0;
+    rare.iter()
+        .take_while(|w| {
+            rows += w.count;
+            rows <= FINDING_ROWS
+        })
+        .count()
+        .max(1)
+        .min(rare.len())
 }
 
 /// A hit of an organisation-wide search.
@@ -1836,6 +1932,16 @@ mod tests {
         assert_eq!(rare, ["'webhook'", "'retry'", "'file'"], "the rare ones, and at least three held");
         let few = [weight("'user'", 900, true), weight("'zzyzx'", 0, false)];
         assert_eq!(rare_clauses(&few).len(), 1, "a word no chunk holds matches nothing");
+    }
+
+    #[test]
+    fn any_word_searches_find_by_the_rarest_words_within_a_budget_of_rows() {
+        let rare = [weight("'webhook'", 40, false), weight("'retry'", 1_900, false), weight("'backoff'", 8_500, false)];
+        assert_eq!(finding_clauses(&rare), 2, "the third would read more than FINDING_ROWS rows");
+        assert_eq!(finding_clauses(&rare[..2]), 2, "a small store finds by every rarer word");
+        let common = [weight("'file'", 17_000, true), weight("'user'", 19_000, true)];
+        assert_eq!(finding_clauses(&common), 1, "at least the rarest one finds");
+        assert_eq!(finding_clauses(&[]), 0);
     }
 
     #[test]
