@@ -4,7 +4,6 @@
 //! `product form`). Search treats a request that says one as naming the
 //! chunk, the way "OrdersTable" would (see `code_intel_search::hybrid`).
 
-use std::cell::RefCell;
 use std::sync::Arc;
 
 use crate::Result;
@@ -22,15 +21,8 @@ pub struct ChunkAlias {
     pub alias: String,
 }
 
-/// [`crate::Store::aliases`] as last read, with the chunks generation it was read at.
-#[derive(Default)]
-pub(crate) struct Aliases {
-    generation: String,
-    aliases: Arc<[ChunkAlias]>,
-}
-
-/// Per-connection cache of [`Aliases`].
-pub(crate) type AliasCache = RefCell<Aliases>;
+/// Per-connection cache of [`crate::Store::aliases`].
+pub(crate) type AliasCache = crate::chunks::GenerationCache<Arc<[ChunkAlias]>>;
 
 impl crate::Store {
     /// Every alias of every chunk (few: plugins give them to the screens
@@ -41,23 +33,16 @@ impl crate::Store {
     /// # Errors
     /// SQLite errors.
     pub fn aliases(&self) -> Result<Arc<[ChunkAlias]>> {
-        let generation = self.chunks_generation()?;
-        {
-            let cache = self.aliases.borrow();
-            if cache.generation == generation && !cache.generation.is_empty() {
-                return Ok(Arc::clone(&cache.aliases));
-            }
-        }
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT c.id, f.path, c.kind, a.value
-               FROM chunks c JOIN files f ON f.id = c.file_id, json_each(c.metadata, '$.aliases') a
-              WHERE c.metadata LIKE '%\"aliases\"%' AND a.type = 'text'
-              ORDER BY c.id",
-        )?;
-        let rows = stmt.query_map([], |r| Ok(ChunkAlias { rowid: r.get(0)?, path: r.get(1)?, kind: r.get(2)?, alias: r.get(3)? }))?;
-        let aliases: Arc<[ChunkAlias]> = rows.collect::<rusqlite::Result<Vec<_>>>()?.into();
-        *self.aliases.borrow_mut() = Aliases { generation, aliases: Arc::clone(&aliases) };
-        Ok(aliases)
+        self.per_generation(&self.aliases, |store| {
+            let mut stmt = store.conn().prepare_cached(
+                "SELECT c.id, f.path, c.kind, a.value
+                   FROM chunks c JOIN files f ON f.id = c.file_id, json_each(c.metadata, '$.aliases') a
+                  WHERE c.metadata LIKE '%\"aliases\"%' AND a.type = 'text'
+                  ORDER BY c.id",
+            )?;
+            let rows = stmt.query_map([], |r| Ok(ChunkAlias { rowid: r.get(0)?, path: r.get(1)?, kind: r.get(2)?, alias: r.get(3)? }))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?.into())
+        })
     }
 }
 

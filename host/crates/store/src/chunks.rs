@@ -359,7 +359,43 @@ fn fill_fts_buffers(chunk: &Chunk, buffers: &mut [String; 5]) {
     }
 }
 
+/// A value read from the whole index (the names' words, the chunks'
+/// aliases), kept per connection with the chunks generation it was read at
+/// ([`crate::Store::chunks_generation`]), so that searches read it again only
+/// after the chunks change.
+pub(crate) struct PerGeneration<T> {
+    generation: String,
+    value: Option<T>,
+}
+
+impl<T> Default for PerGeneration<T> {
+    fn default() -> Self {
+        Self { generation: String::new(), value: None }
+    }
+}
+
+/// Per-connection cache of one [`PerGeneration`] value.
+pub(crate) type GenerationCache<T> = std::cell::RefCell<PerGeneration<T>>;
+
 impl crate::Store {
+    /// The value `cache` holds for the current chunks generation, else what
+    /// `read` reads now (then kept).
+    ///
+    /// # Errors
+    /// SQLite errors, `read`'s included.
+    pub(crate) fn per_generation<T: Clone>(&self, cache: &GenerationCache<T>, read: impl FnOnce(&Self) -> Result<T>) -> Result<T> {
+        let generation = self.chunks_generation()?;
+        {
+            let cached = cache.borrow();
+            if let Some(value) = cached.value.as_ref().filter(|_| cached.generation == generation) {
+                return Ok(value.clone());
+            }
+        }
+        let value = read(self)?;
+        *cache.borrow_mut() = PerGeneration { generation, value: Some(value.clone()) };
+        Ok(value)
+    }
+
     /// A key that changes with every committed write that inserts or deletes
     /// chunks ([`Writer::replace_file`], [`Writer::delete_file`]), for
     /// derived data such as the cross-file links to tell whether it is

@@ -4,7 +4,6 @@
 //! `admin`), for matching a request's loanwords against what the code
 //! calls things (see `code_intel_search::loanwords`).
 
-use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -14,15 +13,8 @@ use crate::tokenize::split_identifier;
 /// Shortest word kept: two letters name nothing a request would mean.
 const MIN_WORD: usize = 3;
 
-/// [`Store::name_words`] as last read, with the chunks generation it was read at.
-#[derive(Default)]
-pub(crate) struct NameWords {
-    generation: String,
-    words: Arc<[String]>,
-}
-
-/// Per-connection cache of [`NameWords`].
-pub(crate) type NameWordCache = RefCell<NameWords>;
+/// Per-connection cache of [`crate::Store::name_words`].
+pub(crate) type NameWordCache = crate::chunks::GenerationCache<Arc<[String]>>;
 
 /// The distinct lower-case ASCII words (three letters or more) of names
 /// and paths, each split at identifier boundaries, sorted: what
@@ -51,27 +43,20 @@ impl crate::Store {
     /// # Errors
     /// SQLite errors.
     pub fn name_words(&self) -> Result<Arc<[String]>> {
-        let generation = self.chunks_generation()?;
-        {
-            let cache = self.name_words.borrow();
-            if cache.generation == generation && !cache.generation.is_empty() {
-                return Ok(Arc::clone(&cache.words));
+        self.per_generation(&self.name_words, |store| {
+            let mut texts: Vec<String> = Vec::new();
+            let mut names = store.conn().prepare_cached("SELECT DISTINCT name FROM chunks")?;
+            let mut rows = names.query([])?;
+            while let Some(row) = rows.next()? {
+                texts.push(row.get_ref(0)?.as_str().unwrap_or_default().to_string());
             }
-        }
-        let mut texts: Vec<String> = Vec::new();
-        let mut names = self.conn().prepare_cached("SELECT DISTINCT name FROM chunks")?;
-        let mut rows = names.query([])?;
-        while let Some(row) = rows.next()? {
-            texts.push(row.get_ref(0)?.as_str().unwrap_or_default().to_string());
-        }
-        let mut paths = self.conn().prepare_cached("SELECT path FROM files")?;
-        let mut rows = paths.query([])?;
-        while let Some(row) = rows.next()? {
-            texts.push(row.get_ref(0)?.as_str().unwrap_or_default().to_string());
-        }
-        let words = name_words_of(texts.iter().map(String::as_str));
-        *self.name_words.borrow_mut() = NameWords { generation, words: Arc::clone(&words) };
-        Ok(words)
+            let mut paths = store.conn().prepare_cached("SELECT path FROM files")?;
+            let mut rows = paths.query([])?;
+            while let Some(row) = rows.next()? {
+                texts.push(row.get_ref(0)?.as_str().unwrap_or_default().to_string());
+            }
+            Ok(name_words_of(texts.iter().map(String::as_str)))
+        })
     }
 }
 
