@@ -12,11 +12,11 @@
 //!   the fused order is at least as good as the better arm in practice
 //!   (measured in `bench/retrieval`).
 //! - **Priors** ([`prior`]): tests, documentation, translations, fixtures,
-//!   examples, type declarations (`*.d.ts`), style sheets and page templates
-//!   are rarely where the answer to a change request lives; they are weighed
-//!   down unless the query asks about them ("test", "docs", "翻訳", "colour",
-//!   "画面"...; tests less, since a request names them mostly as where a
-//!   bug was seen).
+//!   examples, type declarations (`*.d.ts`), style sheets, page templates
+//!   and schema migrations are rarely where the answer to a change request
+//!   lives; they are weighed down unless the query asks about them ("test",
+//!   "docs", "翻訳", "colour", "画面", "table"...; tests less, since a
+//!   request names them mostly as where a bug was seen).
 //!
 //! Results keep chunk granularity: each file's best chunks follow one another
 //! (at most [`CHUNKS_PER_FILE`]), files in fused order, each hit carrying its
@@ -95,6 +95,13 @@ pub enum FileRole {
     /// holding its behaviour, so they come near requests about what the
     /// code does; the answer when the request is about what a page shows.
     Template,
+    /// Schema migrations (`database/migrations/`, Django's and Alembic's
+    /// `migrations/`, Laravel settings migrations in `database/settings/`):
+    /// they name every column of a model, so a request naming a record's
+    /// fields comes near them by words and meaning alike, while it is
+    /// mostly about the screen or the code that uses those fields; the
+    /// answer when the request is about how the data is stored.
+    Migration,
 }
 
 /// The role of a repo-relative path, from its directories and name.
@@ -122,6 +129,9 @@ pub fn role(path: &str) -> FileRole {
         || name == "conftest.py"
     {
         return FileRole::Test;
+    }
+    if has_dir(&["migrations"]) || lower.starts_with("database/settings/") {
+        return FileRole::Migration;
     }
     if has_dir(&["lang", "locale", "locales", "i18n", "translations"]) || name.ends_with(".po") || name.ends_with(".pot") {
         return FileRole::Translation;
@@ -170,6 +180,15 @@ const ASKS_FOR: &[(FileRole, &[&str])] = &[
         FileRole::Example,
         &["example", "examples", "fixture", "fixtures", "sample", "stub", "factory", "factories", "seed", "seeder", "seeders", "サンプル", "ダミーデータ", "テストデータ", "初期データ"],
     ),
+    (
+        FileRole::Migration,
+        &[
+            "table", "tables", "column", "columns", "row", "rows", "migration", "migrations",
+            "migrate", "migrated", "migrating", "schema", "database", "db", "sql", "stored", "persisted", "index",
+            "indexes", "foreign", "nullable", "upgrade", "upgraded", "upgrading", "テーブル", "カラム", "レコード",
+            "マイグレーション", "スキーマ", "データベース", "保存", "移行", "アップグレード",
+        ],
+    ),
     (FileRole::Declarations, &["type", "types", "typing", "typings", "interface", "declaration", "declarations", "型"]),
     (
         FileRole::Stylesheet,
@@ -212,6 +231,11 @@ pub const STYLESHEET_PRIOR: f64 = 0.5;
 /// what a page shows (a request about page slugs found three page
 /// templates first: they print the slug, the generator makes it).
 pub const TEMPLATE_PRIOR: f64 = 0.7;
+
+/// What a migration keeps of its score for a request that is not about
+/// how data is stored (a request to make a list's columns sortable found
+/// the migration that creates the table first).
+pub const MIGRATION_PRIOR: f64 = 0.6;
 
 /// What a test keeps of its score for a request that mentions tests. Less
 /// than the whole: "in tests", "the test client", "our test suite" are
@@ -277,6 +301,7 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
         FileRole::Test | FileRole::Translation => 0.5,
         FileRole::Docs => 0.6,
         FileRole::Example | FileRole::Declarations => 0.7,
+        FileRole::Migration => MIGRATION_PRIOR,
         FileRole::Stylesheet => STYLESHEET_PRIOR,
         FileRole::Template => TEMPLATE_PRIOR,
     }
@@ -337,6 +362,11 @@ mod tests {
             ("resources/sass/_components.scss", FileRole::Stylesheet),
             ("public/css/app.css", FileRole::Stylesheet),
             ("tailwind.config.js", FileRole::Source),
+            ("database/migrations/2024_01_01_000000_create_orders_table.php", FileRole::Migration),
+            ("database/settings/2022_06_21_161821_add_inbox_workflow_setting.php", FileRole::Migration),
+            ("shop/migrations/0001_initial.py", FileRole::Migration),
+            ("app/Console/Commands/MigrateSettings.php", FileRole::Source),
+            ("app/Settings/GeneralSettings.php", FileRole::Source),
         ] {
             assert_eq!(role(path), expected, "{path}");
         }
@@ -363,6 +393,10 @@ mod tests {
         assert_eq!(prior(FileRole::Template, "slugs are not unique after a rename"), TEMPLATE_PRIOR);
         assert_eq!(prior(FileRole::Template, "ヘッダーにリンクを追加したい"), 1.0);
         assert_eq!(prior(FileRole::Template, "LDAPのグループ同期が動かない"), TEMPLATE_PRIOR);
+        assert_eq!(prior(FileRole::Migration, "make the name column of the hosts list searchable"), 1.0);
+        assert_eq!(prior(FileRole::Migration, "let admins change the leaderboard settings"), MIGRATION_PRIOR);
+        assert_eq!(prior(FileRole::Migration, "通知の設定はどのテーブルに保存されますか"), 1.0);
+        assert_eq!(prior(FileRole::Migration, "管理画面のユーザー一覧で役割ごとに絞り込みたい"), MIGRATION_PRIOR);
     }
 
     #[test]
