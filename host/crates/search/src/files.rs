@@ -12,11 +12,11 @@
 //!   the fused order is at least as good as the better arm in practice
 //!   (measured in `bench/retrieval`).
 //! - **Priors** ([`prior`]): tests, documentation, translations, fixtures,
-//!   examples, type declarations (`*.d.ts`), style sheets, page templates
-//!   and schema migrations are rarely where the answer to a change request
-//!   lives; they are weighed down unless the query asks about them ("test",
-//!   "docs", "翻訳", "colour", "画面", "table"...; tests less, since a
-//!   request names them mostly as where a bug was seen).
+//!   examples, type declarations (`*.d.ts`), style sheets, page templates,
+//!   schema migrations and a web API's files are rarely where the answer to
+//!   a change request lives; they are weighed down unless the query asks
+//!   about them ("test", "docs", "翻訳", "colour", "画面", "table", "API"...;
+//!   tests less, since a request names them mostly as where a bug was seen).
 //!
 //! Results keep chunk granularity: each file's best chunks follow one another
 //! (at most [`CHUNKS_PER_FILE`]), files in fused order, each hit carrying its
@@ -102,6 +102,11 @@ pub enum FileRole {
     /// mostly about the screen or the code that uses those fields; the
     /// answer when the request is about how the data is stored.
     Migration,
+    /// A web API's code (an `api` folder, `*ApiController`): beside an
+    /// admin panel or pages that do the same thing for people, the API's
+    /// controller for a record shares every word of a request about the
+    /// screen; the answer when the request is about the API.
+    Api,
 }
 
 /// The role of a repo-relative path, from its directories and name.
@@ -161,6 +166,9 @@ pub fn role(path: &str) -> FileRole {
     {
         return FileRole::Template;
     }
+    if has_dir(&["api", "apis"]) || original_name.contains("ApiController") {
+        return FileRole::Api;
+    }
     FileRole::Source
 }
 
@@ -187,6 +195,13 @@ const ASKS_FOR: &[(FileRole, &[&str])] = &[
             "migrate", "migrated", "migrating", "schema", "database", "db", "sql", "stored", "persisted", "index",
             "indexes", "foreign", "nullable", "upgrade", "upgraded", "upgrading", "テーブル", "カラム", "レコード",
             "マイグレーション", "スキーマ", "データベース", "保存", "移行", "アップグレード",
+        ],
+    ),
+    (
+        FileRole::Api,
+        &[
+            "api", "apis", "endpoint", "endpoints", "rest", "restful", "json", "token", "tokens", "bearer", "graphql",
+            "webhook", "webhooks", "エンドポイント", "トークン",
         ],
     ),
     (FileRole::Declarations, &["type", "types", "typing", "typings", "interface", "declaration", "declarations", "型"]),
@@ -237,6 +252,11 @@ pub const TEMPLATE_PRIOR: f64 = 0.7;
 /// the migration that creates the table first).
 pub const MIGRATION_PRIOR: f64 = 0.6;
 
+/// What a web API's file keeps of its score for a request that does not
+/// speak of the API (a request about bulk deleting records in the admin
+/// panel found the API controller of those records first).
+pub const API_PRIOR: f64 = 0.7;
+
 /// What a test keeps of its score for a request that mentions tests. Less
 /// than the whole: "in tests", "the test client", "our test suite" are
 /// mostly where a bug was seen, not what is to be changed; every such
@@ -264,7 +284,7 @@ fn says(query_lower: &str, phrase: &str) -> bool {
     if !phrase.is_ascii() {
         return query_lower.contains(phrase);
     }
-    let words: Vec<&str> = query_lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = query_lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let wanted: Vec<&str> = phrase.split(' ').collect();
     words.windows(wanted.len()).any(|w| w == wanted.as_slice())
 }
@@ -280,7 +300,7 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
     }
     let asked = ASKS_FOR.iter().filter(|(r, _)| *r == role).flat_map(|(_, words)| words.iter()).any(|w| {
         if w.is_ascii() {
-            query_lower.split(|c: char| !c.is_alphanumeric()).any(|q| q == *w)
+            query_lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|q| q == *w)
         } else {
             query_lower.contains(w)
         }
@@ -302,6 +322,7 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
         FileRole::Docs => 0.6,
         FileRole::Example | FileRole::Declarations => 0.7,
         FileRole::Migration => MIGRATION_PRIOR,
+        FileRole::Api => API_PRIOR,
         FileRole::Stylesheet => STYLESHEET_PRIOR,
         FileRole::Template => TEMPLATE_PRIOR,
     }
@@ -367,6 +388,10 @@ mod tests {
             ("shop/migrations/0001_initial.py", FileRole::Migration),
             ("app/Console/Commands/MigrateSettings.php", FileRole::Source),
             ("app/Settings/GeneralSettings.php", FileRole::Source),
+            ("app/Http/Controllers/Api/Application/Eggs/EggController.php", FileRole::Api),
+            ("app/Entities/Controllers/PageApiController.php", FileRole::Api),
+            ("app/Http/Controllers/ApiaryController.php", FileRole::Source),
+            ("tests/Api/PagesApiTest.php", FileRole::Test),
         ] {
             assert_eq!(role(path), expected, "{path}");
         }
@@ -397,6 +422,11 @@ mod tests {
         assert_eq!(prior(FileRole::Migration, "let admins change the leaderboard settings"), MIGRATION_PRIOR);
         assert_eq!(prior(FileRole::Migration, "通知の設定はどのテーブルに保存されますか"), 1.0);
         assert_eq!(prior(FileRole::Migration, "管理画面のユーザー一覧で役割ごとに絞り込みたい"), MIGRATION_PRIOR);
+        assert_eq!(prior(FileRole::Migration, "設定はdbのどこにありますか"), 1.0, "an English word inside Japanese text");
+        assert_eq!(prior(FileRole::Api, "bulk deleting eggs in the admin panel"), API_PRIOR);
+        assert_eq!(prior(FileRole::Api, "the application api users listing cannot be sorted"), 1.0);
+        assert_eq!(prior(FileRole::Api, "apiキーの接続元ipの制限はどこでチェックしていますか"), 1.0);
+        assert_eq!(prior(FileRole::Api, "サブユーザーを招待するとき"), API_PRIOR);
     }
 
     #[test]
