@@ -11,9 +11,10 @@
 //! pages, relations, widgets, translatable, the classes it delegates to),
 //! `filament_form` / `filament_table` / `filament_infolist` (field, column,
 //! filter and entry names from `X::make('name')`, with the actions placed in
-//! them), `filament_actions` (header actions of pages), `filament_page` and
-//! `filament_relation_manager` classes, and plain `class` / `method` chunks
-//! for everything else, so a Filament file still yields its definitions.
+//! them), `filament_actions` (header actions of pages), `filament_page`,
+//! `filament_relation_manager` and `filament_widget` classes, and plain
+//! `class` / `method` chunks for everything else, so a Filament file still
+//! yields its definitions.
 //!
 //! A file that matches the patterns but holds no Filament class (a Laravel
 //! API resource named `*Resource.php`) is declined for the PHP plugin.
@@ -80,6 +81,7 @@ impl Plugin for Filament {
                 "**/Filament/**/Tables/*Table.php".into(),
                 "**/Filament/**/Pages/*.php".into(),
                 "**/Filament/**/RelationManagers/*.php".into(),
+                "**/Filament/**/Widgets/*.php".into(),
             ],
             priority: PRIORITY,
         }
@@ -100,6 +102,8 @@ enum Role {
     Configurator,
     Page,
     RelationManager,
+    /// A dashboard or page widget (stats, chart, table).
+    Widget,
     /// Any other class extending a Filament class (widget, cluster, ...).
     Other,
 }
@@ -126,6 +130,9 @@ fn role(php: &PhpFile<'_>, class: &ClassInfo) -> Option<Role> {
     }
     if filament_base && (base.contains("\\Pages\\") || short.ends_with("Records") || short.ends_with("Record")) {
         return Some(Role::Page);
+    }
+    if filament_base && base.starts_with("Filament\\Widgets\\") {
+        return Some(Role::Widget);
     }
     filament_base.then_some(Role::Other)
 }
@@ -166,6 +173,7 @@ pub fn chunk_filament(source: &str) -> Result<ChunkOutcome, PluginError> {
             Some(Role::Configurator) => configurator(&mut set, &php, &calls, class),
             Some(Role::Page) => page(&mut set, &php, &calls, class, "filament_page"),
             Some(Role::RelationManager) => page(&mut set, &php, &calls, class, "filament_relation_manager"),
+            Some(Role::Widget) => widget(&mut set, &php, &calls, class),
             Some(Role::Other) | None => plain(&mut set, &php, &calls, class, "class"),
         }
     }
@@ -486,15 +494,7 @@ fn screen(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&str>, mo
         suffix.unwrap_or(owner).to_string()
     });
     let mut words = split_words(&subject);
-    let panel = php
-        .namespace
-        .as_deref()
-        .and_then(|ns| {
-            let mut segments = ns.split('\\').skip_while(|s| *s != "Filament");
-            segments.next()?;
-            segments.next().filter(|s| !matches!(*s, "Resources" | "Pages" | "Widgets" | "Clusters" | "Schemas" | "Tables" | "Components"))
-        })
-        .map_or_else(|| "admin".to_string(), |s| split_words(s).join(" "));
+    let panel = panel(php);
     if !records {
         return (format!("the {} {what} in the {panel} panel", words.join(" ")), Vec::new());
     }
@@ -518,6 +518,75 @@ fn screen(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&str>, mo
             let subject = words.join(" ");
             (format!("the {subject} {what} (create, edit) in the {panel} panel"), vec![format!("{subject} {what}")])
         }
+    }
+}
+
+/// The panel a class belongs to, from its namespace (`App\\Filament\\Server\\...`
+/// -> `server`), `admin` when it names none (Filament's default panel).
+fn panel(php: &PhpFile<'_>) -> String {
+    php.namespace
+        .as_deref()
+        .and_then(|ns| {
+            let mut segments = ns.split('\\').skip_while(|s| *s != "Filament");
+            segments.next()?;
+            segments.next().filter(|s| !matches!(*s, "Resources" | "Pages" | "Widgets" | "Clusters" | "Schemas" | "Tables" | "Components"))
+        })
+        .map_or_else(|| "admin".to_string(), |s| split_words(s).join(" "))
+}
+
+/// A widget (`Filament\\Widgets\\*`: stats, chart, table), on a dashboard
+/// or a resource's pages: a `filament_widget` chunk whose summary names it
+/// as a developer does (`the popular items widget (table) in the admin
+/// panel`), with `aliases` (`popular items widget`, and `orders chart` for
+/// a chart), its `table()` a `filament_table` chunk with its columns.
+fn widget(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, calls: &Calls, class: &ClassInfo) {
+    let short = class.name.clone().unwrap_or_default();
+    // As resolved: `TableWidget as BaseWidget` is a table widget.
+    let base = class.base_fqcn.as_deref().map_or("", |b| b.rsplit('\\').next().unwrap_or(b));
+    let what = if base.contains("Chart") {
+        "chart"
+    } else if base.contains("Stats") {
+        "stats"
+    } else if base.contains("Table") {
+        "table"
+    } else {
+        "widget"
+    };
+    let name = short.strip_suffix("Widget").filter(|s| !s.is_empty()).unwrap_or(&short);
+    let words = split_words(name).join(" ");
+    let panel = panel(php);
+    let mut aliases = vec![format!("{words} widget")];
+    if what == "chart" && !words.ends_with("chart") {
+        aliases.push(format!("{words} chart"));
+    }
+    let mut summary = format!("// Filament widget {short}: the {words} widget ({what}) in the {panel} panel");
+    // A stats widget's cards, by their labels (`Stat::make('Revenue', ...)`).
+    let stats: Vec<String> = class
+        .methods
+        .iter()
+        .flat_map(|m| calls.within(m.span).map(|i| &calls.calls[i]).collect::<Vec<_>>())
+        .filter(|c| c.kind == CallKind::Scoped && c.name == "make" && php.resolve(&c.target).ends_with("\\Stat"))
+        .filter_map(|c| first_string_argument(&c.args))
+        .collect();
+    if !stats.is_empty() {
+        summary.push_str(&format!("; stats: {}", stats.join(", ")));
+    }
+    let builder = php
+        .class_builder(class, "filament_widget", &short)
+        .content(format!("{summary}\n{}", php.skeleton(class)))
+        .meta("widget", what)
+        .meta_opt("stats", Some(stats))
+        .meta_opt("aliases", Some(aliases));
+    let id = set.push(builder);
+    for method in &class.methods {
+        let builder = if let Some((_, kind)) = SCHEMA_METHODS.iter().find(|(m, _)| *m == method.name) {
+            schema_chunk(php, calls, class, method, kind, &id, &short, None, None)
+        } else if let Some((_, placement)) = ACTION_METHODS.iter().find(|(m, _)| *m == method.name) {
+            actions_chunk(php, calls, class, method, &id, placement, &short)
+        } else {
+            php.method_builder(class, method, "method", &id)
+        };
+        set.push(builder);
     }
 }
 
