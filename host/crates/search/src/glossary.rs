@@ -401,6 +401,21 @@ const TERMS: &[(&str, &[&str])] = &[
     ("数量", &["quantity"]),
     ("再生リスト", &["playlist"]),
     ("繰り返し", &["repeat", "loop"]),
+    ("一括", &["bulk", "batch"]),
+    ("取り込", &["import"]),
+    ("形式", &["format"]),
+    ("上書き", &["overwrite", "replace"]),
+    ("取り消", &["cancel", "undo", "revoke"]),
+    ("受信箱", &["inbox"]),
+    ("選択肢", &["options", "choices"]),
+    ("選択", &["select", "selected"]),
+    ("関連", &["related", "relation", "relationship"]),
+    ("毎時", &["hourly"]),
+    ("毎月", &["monthly"]),
+    ("週1回", &["weekly"]),
+    ("桁", &["digits", "length"]),
+    ("直接", &["direct", "directly"]),
+    ("前の", &["previous"]),
 ];
 
 /// Entries that are everyday words as much as software ones: "how tall is
@@ -411,7 +426,7 @@ const EVERYDAY: &[&str] = &[
     "時間", "時刻", "日付", "日時", "秒", "高さ", "幅", "サイズ", "色", "背景", "国", "住所", "電話番号", "名前", "説明", "内容",
     "種類", "自動", "開始", "終了", "最大", "最小", "範囲", "値", "毎日", "毎週", "定期", "マウス", "キー", "著作権",
     "最新", "最近", "人気", "条件", "単語", "一致", "複数", "順番", "順序", "作者", "著者", "数量", "繰り返し", "段落",
-    "見出し",
+    "見出し", "毎時", "毎月", "週1回", "直接", "前の",
 ];
 
 /// The English words of the software vocabulary in `query`, in order of
