@@ -104,7 +104,7 @@ enum Role {
     RelationManager,
     /// A dashboard or page widget (stats, chart, table).
     Widget,
-    /// Any other class extending a Filament class (widget, cluster, ...).
+    /// Any other class extending a Filament class (a cluster, ...).
     Other,
 }
 
@@ -521,7 +521,7 @@ fn screen(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&str>, mo
     }
 }
 
-/// The panel a class belongs to, from its namespace (`App\\Filament\\Server\\...`
+/// The panel a class belongs to, from its namespace (`App\Filament\Server\...`
 /// -> `server`), `admin` when it names none (Filament's default panel).
 fn panel(php: &PhpFile<'_>) -> String {
     php.namespace
@@ -534,13 +534,13 @@ fn panel(php: &PhpFile<'_>) -> String {
         .map_or_else(|| "admin".to_string(), |s| split_words(s).join(" "))
 }
 
-/// A widget (`Filament\\Widgets\\*`: stats, chart, table), on a dashboard
+/// A widget (`Filament\Widgets\*`: stats, chart, table), on a dashboard
 /// or a resource's pages: a `filament_widget` chunk whose summary names it
 /// as a developer does (`the popular items widget (table) in the admin
 /// panel`), with `aliases` (`popular items widget`, and `orders chart` for
 /// a chart), its `table()` a `filament_table` chunk with its columns.
 fn widget(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, calls: &Calls, class: &ClassInfo) {
-    let short = class.name.clone().unwrap_or_default();
+    let Some(short) = class.name.clone() else { return };
     // As resolved: `TableWidget as BaseWidget` is a table widget.
     let base = class.base_fqcn.as_deref().map_or("", |b| b.rsplit('\\').next().unwrap_or(b));
     let what = if base.contains("Chart") {
