@@ -347,13 +347,19 @@ fn page(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, calls: &Calls, class: &ClassI
         .meta_opt("relationship", relationship)
         .related_all(resource.iter().cloned());
     let id = set.push(builder);
+    screen_methods(set, php, calls, class, &id, &short, resource.as_deref());
+}
+
+/// A page's or a widget's methods: its form, table and infolist as schema
+/// chunks, its action methods as `filament_actions`, the rest as `method`.
+fn screen_methods(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, calls: &Calls, class: &ClassInfo, id: &str, short: &str, resource: Option<&str>) {
     for method in &class.methods {
         let builder = if let Some((_, kind)) = SCHEMA_METHODS.iter().find(|(m, _)| *m == method.name) {
-            schema_chunk(php, calls, class, method, kind, &id, &short, resource.as_deref(), None)
+            schema_chunk(php, calls, class, method, kind, id, short, resource, None)
         } else if let Some((_, placement)) = ACTION_METHODS.iter().find(|(m, _)| *m == method.name) {
-            actions_chunk(php, calls, class, method, &id, placement, &short).related_all(resource.iter().cloned())
+            actions_chunk(php, calls, class, method, id, placement, short).related_all(resource.map(str::to_string))
         } else {
-            php.method_builder(class, method, "method", &id)
+            php.method_builder(class, method, "method", id)
         };
         set.push(builder);
     }
@@ -578,16 +584,7 @@ fn widget(set: &mut ChunkSet<'_>, php: &PhpFile<'_>, calls: &Calls, class: &Clas
         .meta_opt("stats", Some(stats))
         .meta_opt("aliases", Some(aliases));
     let id = set.push(builder);
-    for method in &class.methods {
-        let builder = if let Some((_, kind)) = SCHEMA_METHODS.iter().find(|(m, _)| *m == method.name) {
-            schema_chunk(php, calls, class, method, kind, &id, &short, None, None)
-        } else if let Some((_, placement)) = ACTION_METHODS.iter().find(|(m, _)| *m == method.name) {
-            actions_chunk(php, calls, class, method, &id, placement, &short)
-        } else {
-            php.method_builder(class, method, "method", &id)
-        };
-        set.push(builder);
-    }
+    screen_methods(set, php, calls, class, &id, &short, None);
 }
 
 /// `DatabaseHost` -> `["database", "host"]`.
