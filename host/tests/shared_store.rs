@@ -442,6 +442,42 @@ fn a_search_runs_its_keyword_arm_on_a_second_connection_or_on_the_one() {
     assert_eq!(paths(&again), paths(&alone));
 }
 
+#[test]
+fn an_any_word_search_weighs_the_common_words_of_a_request_too() {
+    use code_intel_shared::{FullTextQuery, RepoChunk, chunk_words};
+    let pg = Postgres::start();
+    let store = SharedStore::connect(&pg.url).unwrap();
+    let chunk = |i: usize, content: &str| RepoChunk {
+        path: format!("wiki/part_{i}.py"),
+        chunk_id: format!("c{i}"),
+        kind: "function".into(),
+        name: format!("part_{i}"),
+        start_line: 1,
+        end_line: 2,
+        content_hash: format!("h{i}"),
+        words: chunk_words(&format!("wiki/part_{i}.py part_{i} {content}")),
+    };
+    // `page`, `edit` and `user` are each in a fifth of the chunks (common:
+    // no search finds by them); `warning`, `minutes` and `window` in one.
+    let mut chunks: Vec<RepoChunk> = (0..40)
+        .map(|i| chunk(i, if i % 5 == 0 { "page edit user filler" } else { "filler" }))
+        .collect();
+    chunks[1] = chunk(1, "warning when a user is editing the page: edit activity, minutes");
+    chunks[2] = chunk(2, "the minutes of the window");
+    chunks[3] = chunk(3, "a warning");
+    store.publish_repository("wiki", &chunks).unwrap();
+    let scope = store.scope(&[]).unwrap();
+    let text = FullTextQuery::new("the warning of users editing a page considers edits of the last minutes of the window");
+    let arm = store.keyword_arm(&text, &scope).unwrap();
+    assert!(!arm.every_word, "no chunk holds every word");
+    let found: Vec<&str> = arm.rows.iter().map(|h| h.path.as_str()).collect();
+    // Two rare words alone (`minutes`, `window`) weigh less than one
+    // (`warning`, `minutes`) with the request's common words beside it.
+    assert_eq!(found.first(), Some(&"wiki/part_1.py"), "{found:?}");
+    assert_eq!(found.get(1), Some(&"wiki/part_2.py"), "{found:?}");
+    assert!(!found.contains(&"wiki/part_5.py"), "common words alone find nothing: {found:?}");
+}
+
 fn search_shared(cwd: &Path, store: &str, model_dir: &Path, query: &str) -> Output {
     search_shared_with(cwd, store, model_dir, query, &["--shared"])
 }

@@ -677,9 +677,10 @@ impl SharedStore {
     /// The full-text arm of a search of `scope`: the words of `text` in
     /// the chunks' words (PostgreSQL full text: chunks holding every word,
     /// ranked by `ts_rank_cd`, else, when none does, chunks holding any of
-    /// its rarer words, ranked by the BM25 weights of the words each holds
-    /// and then by `ts_rank_cd`; in a large store, found by the rarest of
-    /// them only, see [`finding_clauses`]), best first; with the counts of
+    /// its rarer words, ranked by the BM25 weights of the words each holds,
+    /// its common words included ([`COMMON_WEIGHT_SHARE`]), and then by
+    /// `ts_rank_cd`; in a large store, found by the rarest of them only,
+    /// see [`finding_clauses`]), best first; with the counts of
     /// repositories an answer reports. It needs no query vector, so it can
     /// run (on [`Self::spare`]) while the query is embedded.
     ///
@@ -731,7 +732,8 @@ impl SharedStore {
             let mut any_rows = Vec::new();
             let mut any_scores = Vec::new();
             if several && rows.is_empty() {
-                let rare = rare_clauses(&self.clause_weights(&text.clauses)?);
+                let weights = self.clause_weights(&text.clauses)?;
+                let rare = rare_clauses(&weights);
                 if !rare.is_empty() {
                     let any = rare.iter().map(|w| format!("({})", w.clause)).collect::<Vec<_>>().join(" | ");
                     let mut params: Vec<&(dyn ToSql + Sync)> = vec![&any];
@@ -745,7 +747,18 @@ impl SharedStore {
                     // text key, with parallel workers, took 34-47 ms
                     // against 25-27 for a 20-word request over 33,000
                     // chunks.
-                    let (finding, rescoring) = rare.split_at(finding_clauses(&rare));
+                    let (finding, rarer_rescoring) = rare.split_at(finding_clauses(&rare));
+                    // The words too common to find by (a request's
+                    // `page`, `user`, `edit` in a wiki) still weigh on the
+                    // found chunks, as in the local index's BM25: without
+                    // them a chunk holding two rare words of a request
+                    // outranked the one holding a rare word and four
+                    // common ones that together say what the request is
+                    // about (organisation-wide MRR within each request's
+                    // own repository, English 0.56 -> 0.60, Japanese 0.44
+                    // -> 0.52 on `bench/retrieval`).
+                    let mut rescoring = rarer_rescoring.to_vec();
+                    rescoring.extend(weights.iter().filter(|w| w.common && !rare.iter().any(|r| r.clause == w.clause)).cloned());
                     let mut held = Vec::with_capacity(finding.len());
                     for w in finding {
                         held.push(format!(
@@ -766,7 +779,7 @@ impl SharedStore {
                         )
                     } else {
                         let mut extra = Vec::with_capacity(rescoring.len());
-                        for w in rescoring {
+                        for w in &rescoring {
                             extra.push(format!(
                                 "CASE WHEN c.words @@ ${}::text::tsquery THEN {:.6}::float8 ELSE 0 END",
                                 params.len() + 1,
@@ -1045,6 +1058,10 @@ impl SharedStore {
                     }
                 }
             }
+        } else {
+            for w in weights.iter_mut().filter(|w| w.common) {
+                w.weight = common_weight();
+            }
         }
         Ok(weights)
     }
@@ -1155,6 +1172,21 @@ pub struct RepoChunk {
 /// an any-word search by (see [`rare_clauses`]).
 const COMMON_SHARE: f64 = 0.05;
 
+/// The share of the published chunks a [`ClauseWeight::common`] word is
+/// weighed as if it were held by, unless it is among the
+/// [`RARE_WORDS_KEPT`] rarest: its weight is then `ln(10)`, against ~3 for
+/// a word in a twentieth of the chunks and more for rarer ones. Counting
+/// each such word in full (up to half of the chunks) ranked no better on
+/// `bench/retrieval` (MRR 0.598 / 0.527 against 0.601 / 0.521, English /
+/// Japanese, docs/shared-store.md) and cost a read of every chunk holding
+/// it (~3 ms per request at 40,000 chunks, more the larger the store).
+const COMMON_WEIGHT_SHARE: f64 = 0.1;
+
+/// The weight of a common word (see [`COMMON_WEIGHT_SHARE`]).
+fn common_weight() -> f64 {
+    (1.0 + (1.0 - COMMON_WEIGHT_SHARE) / COMMON_WEIGHT_SHARE).ln()
+}
+
 /// Words an any-word search always keeps, the rarest first.
 const RARE_WORDS_KEPT: usize = 3;
 
@@ -1175,8 +1207,10 @@ struct ClauseWeight {
 /// holds words found in a large share of all code (`error`, `file`,
 /// `user`); matching any of them would make most chunks candidates (664 ms
 /// for one such request over four repositories), while they hardly move
-/// the ranking (the local index leaves words in half of its chunks out of
-/// ranking likewise). Clauses no chunk holds match nothing and are left out.
+/// the finding (the local index leaves words in half of its chunks out of
+/// ranking likewise; the common words weigh on the chunks found, see
+/// [`SharedStore::keyword_arm`]). Clauses no chunk holds match nothing and
+/// are left out.
 fn rare_clauses(weights: &[ClauseWeight]) -> Vec<ClauseWeight> {
     let mut held: Vec<&ClauseWeight> = weights.iter().filter(|w| w.count > 0).collect();
     held.sort_by_key(|w| w.count);
