@@ -478,6 +478,34 @@ fn an_any_word_search_weighs_the_common_words_of_a_request_too() {
     assert!(!found.contains(&"wiki/part_5.py"), "common words alone find nothing: {found:?}");
 }
 
+#[test]
+fn quoted_text_is_found_as_a_phrase() {
+    use code_intel_shared::{FullTextQuery, RepoChunk, chunk_words};
+    let pg = Postgres::start();
+    let store = SharedStore::connect(&pg.url).unwrap();
+    let chunks: Vec<RepoChunk> = ["class ItemUpdatedNotification extends Notification", "the item was updated", "updated the item"]
+        .iter()
+        .enumerate()
+        .map(|(i, content)| RepoChunk {
+            path: format!("app/part_{i}.php"),
+            chunk_id: format!("c{i}"),
+            kind: "class".into(),
+            name: format!("Part{i}"),
+            start_line: 1,
+            end_line: 1,
+            content_hash: format!("h{i}"),
+            words: chunk_words(&format!("app/part_{i}.php Part{i} {content}")),
+        })
+        .collect();
+    store.publish_repository("app", &chunks).unwrap();
+    let scope = store.scope(&[]).unwrap();
+    let phrase = FullTextQuery::phrase("item updated").unwrap();
+    let found = store.phrase_arm(&phrase, &scope).unwrap();
+    let paths: Vec<&str> = found.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(paths, ["app/part_0.php"], "the words side by side, in order");
+    assert!(found[0].quoted.is_some_and(|s| s > 0.0) && found[0].keyword_score.is_none());
+}
+
 fn search_shared(cwd: &Path, store: &str, model_dir: &Path, query: &str) -> Output {
     search_shared_with(cwd, store, model_dir, query, &["--shared"])
 }

@@ -336,7 +336,8 @@ pub fn use_english(
 /// (`code_intel_search::glossary`); each arm's files (repository and path)
 /// are ranked on all their chunks and fused by reciprocal rank with the
 /// configured weights, together with the files defining what the request
-/// names, times the file's prior (tests, docs, translations weighed down
+/// names and those holding text it quotes ([`add_quoted`]), times the
+/// file's prior (tests, docs, translations weighed down
 /// unless asked for, tests a little even then); each file's best chunks follow one another. At most
 /// `limit` hits; none, and `no_confident_match` saying why, when the answer
 /// is not confident ([`super::shared_confidence`]).
@@ -423,7 +424,9 @@ pub fn ranked(
     outcome.hits = if outcome.no_confident_match.is_some() {
         Vec::new()
     } else {
-        by_file(query, std::mem::take(&mut outcome.hits), weights, limit)
+        let mut hits = std::mem::take(&mut outcome.hits);
+        add_quoted(store, query, scope, &mut hits)?;
+        by_file(query, hits, weights, limit)
     };
     Ok(outcome)
 }
@@ -482,6 +485,34 @@ fn defines(name: &str, query: &str, terms: &HashSet<String>) -> u8 {
     )
 }
 
+/// The chunks holding text the request quotes (`code_intel_search::quoted`:
+/// 'Part exceeded maximum size', 「Unavailable」), searched as local search
+/// searches them and added to `hits` (those already there marked), for the
+/// file ranking of their own that [`by_file`] fuses.
+///
+/// # Errors
+/// Database errors.
+fn add_quoted(
+    store: &SharedStore,
+    query: &str,
+    scope: &Scope,
+    hits: &mut Vec<code_intel_shared::SharedHit>,
+) -> Result<(), String> {
+    for phrase in code_intel_search::quoted::phrases(query) {
+        let Some(tsquery) = code_intel_shared::FullTextQuery::phrase(phrase) else { continue };
+        for found in store.phrase_arm(&tsquery, scope)? {
+            let same = |h: &&mut code_intel_shared::SharedHit| {
+                h.repository == found.repository && h.path == found.path && h.chunk_id == found.chunk_id
+            };
+            match hits.iter_mut().find(same) {
+                Some(hit) => hit.quoted = Some(hit.quoted.unwrap_or(0.0).max(found.quoted.unwrap_or(0.0))),
+                None => hits.push(found),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The hits in file order (see [`ranked_search`]), at most `limit`.
 fn by_file(
     query: &str,
@@ -500,7 +531,13 @@ fn by_file(
         let sign = defines(&h.name, query, &terms);
         (sign > 0).then(|| (k.as_str(), f64::from(sign) + h.score))
     }));
-    let mut fused = fuse_ranks(&[(&keyword, weights.keyword), (&vector, weights.vector), (&defining, weights.definition)]);
+    let quoted = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.quoted.map(|s| (k.as_str(), s))));
+    let mut fused = fuse_ranks(&[
+        (&keyword, weights.keyword),
+        (&vector, weights.vector),
+        (&defining, weights.definition),
+        (&quoted, weights.keyword),
+    ]);
     let query_lower = query.to_lowercase();
     for (key, score) in &mut fused {
         let path = key.split_once('\n').map_or(key.as_str(), |(_, p)| p);
@@ -727,6 +764,7 @@ mod tests {
             arms: Vec::new(),
             keyword_score: keyword,
             similarity,
+            quoted: None,
             vector_score: None,
         }
     }
@@ -758,6 +796,22 @@ mod tests {
         assert_eq!(defines("rename", "UserService rename", &terms), 0);
         assert_eq!(defines("send", "send", &query_terms("send")), 2);
         assert_eq!(defines("send", "send the email", &query_terms("send the email")), 0);
+    }
+
+    /// The file holding text the request quotes is a ranking of its own,
+    /// weighed like the keywords: it passes a file the keywords liked a
+    /// little more.
+    #[test]
+    fn files_holding_quoted_text_go_up() {
+        let weights = code_intel_core::config::SearchWeights::default();
+        let query = "the 'item updated' email only has the title in its subject";
+        let first = hit("a", "app/Mail/Digest.php", 1, Some(0.9), None);
+        let mut quoting = hit("a", "app/Notifications/ItemUpdatedNotification.php", 1, Some(0.8), None);
+        let ranked = by_file(query, vec![first.clone(), quoting.clone()], &weights, 10);
+        assert_eq!(ranked[0].path, "app/Mail/Digest.php");
+        quoting.quoted = Some(0.1);
+        let ranked = by_file(query, vec![first, quoting], &weights, 10);
+        assert_eq!(ranked[0].path, "app/Notifications/ItemUpdatedNotification.php");
     }
 
     /// Files are ranked on the evidence of both arms, priors weigh tests

@@ -833,6 +833,39 @@ impl SharedStore {
         Ok(arm)
     }
 
+    /// The chunks of `scope` holding text a request quotes (`phrase`, a
+    /// `tsquery` from [`FullTextQuery::phrase`]: what a developer copies
+    /// from a screen or a log is literally in the code), best first by
+    /// `ts_rank_cd`, each with that score as [`SharedHit::quoted`]; at most
+    /// as many as an arm finds.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn phrase_arm(&self, phrase: &str, scope: &Scope) -> Result<Vec<SharedHit>, String> {
+        let columns = ARM_COLUMNS;
+        let rows = self.with(|c| {
+            c.query(
+                &format!(
+                    "SELECT {columns}, ts_rank_cd(c.words, t.q, 32)::float8 AS rank FROM repository_chunks c \
+                     JOIN repositories r ON r.id = c.repository_id, (SELECT $1::text::tsquery AS q) t \
+                     WHERE c.words @@ t.q{} ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {SEARCH_DEPTH}",
+                    scope.only("c.repository_id")
+                ),
+                &[&phrase],
+            )
+        })?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let score: f64 = r.get(7);
+                let mut hit = SharedHit::of(r, score, "keyword");
+                hit.keyword_score = None;
+                hit.quoted = Some(score);
+                hit
+            })
+            .collect())
+    }
+
     /// The vector arm of a search of `scope`: given the query's vector
     /// under a model key, the nearest chunk texts of that model (pgvector
     /// HNSW, cosine; within a scope, its texts compared one by one or the
@@ -1271,6 +1304,10 @@ pub struct SharedHit {
     /// The vector arm's cosine similarity (for ranking files).
     #[serde(skip)]
     pub similarity: Option<f64>,
+    /// Holds text the request quotes: [`SharedStore::phrase_arm`]'s
+    /// `ts_rank_cd` (for ranking files).
+    #[serde(skip)]
+    pub quoted: Option<f64>,
     /// That similarity calibrated against the query's similarity to
     /// unrelated code, as local hits' `vector_score` (set by code-intel's
     /// confidence judgement, which has the query's baselines).
@@ -1299,6 +1336,7 @@ impl SharedHit {
             arms: Vec::new(),
             keyword_score: keyword.then_some(score),
             similarity: (!keyword).then_some(score),
+            quoted: None,
             vector_score: None,
         }
     }

@@ -117,6 +117,21 @@ impl FullTextQuery {
     pub fn all(&self) -> Option<String> {
         (!self.clauses.is_empty()).then(|| self.clauses.join(" & "))
     }
+
+    /// Text a request quotes as one `tsquery`: its words side by side when
+    /// each is a clause (`'item updated'` finds `ItemUpdatedNotification`
+    /// and "item updated" alike), else, when stop words were dropped from
+    /// between them, each anywhere in the chunk; `None` without words.
+    #[must_use]
+    pub fn phrase(text: &str) -> Option<String> {
+        let query = Self::new(text);
+        let words = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).count();
+        if words == query.clauses.len() {
+            (!query.clauses.is_empty()).then(|| query.clauses.iter().map(|c| format!("({c})")).collect::<Vec<_>>().join(" <-> "))
+        } else {
+            query.all()
+        }
+    }
 }
 
 /// One query word as a clause.
@@ -173,5 +188,13 @@ mod tests {
         assert_eq!(FullTextQuery::new("user users").clauses, ["'user'", "('users' | 'user':*)"]);
         assert_eq!(quoted("o'k\\"), "'o''k\\\\'", "quotes and backslashes are escaped");
         assert!(FullTextQuery::new(" ()* ").all().is_none());
+    }
+
+    #[test]
+    fn quoted_text_is_a_phrase_unless_stop_words_stood_between() {
+        assert_eq!(FullTextQuery::phrase("item updated").unwrap(), "('item') <-> (('updated' | 'updat':*))");
+        assert_eq!(FullTextQuery::phrase("moved to board").unwrap(), "('moved' | 'move':*) & 'board'");
+        assert_eq!(FullTextQuery::phrase("最近更新").unwrap(), "('最近' <-> '近更' <-> '更新')");
+        assert!(FullTextQuery::phrase("").is_none());
     }
 }
