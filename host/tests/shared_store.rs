@@ -504,6 +504,7 @@ fn quoted_text_is_found_as_a_phrase() {
     let paths: Vec<&str> = found.iter().map(|h| h.path.as_str()).collect();
     assert_eq!(paths, ["app/part_0.php"], "the words side by side, in order");
     assert!(found[0].quoted.is_some_and(|s| s > 0.0) && found[0].keyword_score.is_none());
+    assert_eq!(found[0].arms, ["keyword"]);
 }
 
 fn search_shared(cwd: &Path, store: &str, model_dir: &Path, query: &str) -> Output {

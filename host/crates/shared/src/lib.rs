@@ -859,6 +859,9 @@ impl SharedStore {
             .map(|r| {
                 let score: f64 = r.get(7);
                 let mut hit = SharedHit::of(r, score, "keyword");
+                // Found by full text, though not by the keyword arm's
+                // ranking: shown as a keyword hit, as locally.
+                hit.arms = vec!["keyword"];
                 hit.keyword_score = None;
                 hit.quoted = Some(score);
                 hit
