@@ -457,8 +457,9 @@ fn an_any_word_search_weighs_the_common_words_of_a_request_too() {
         content_hash: format!("h{i}"),
         words: chunk_words(&format!("wiki/part_{i}.py part_{i} {content}")),
     };
-    // `page`, `edit` and `user` are each in a fifth of the chunks (common:
-    // no search finds by them); `warning`, `minutes` and `window` in one.
+    // `page`, `edit` and `user` are each in about a fifth of the chunks
+    // (common: no search finds by them); `warning`, `minutes` and `window`
+    // in one or two.
     let mut chunks: Vec<RepoChunk> = (0..40)
         .map(|i| chunk(i, if i % 5 == 0 { "page edit user filler" } else { "filler" }))
         .collect();

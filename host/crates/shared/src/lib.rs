@@ -1242,9 +1242,8 @@ struct ClauseWeight {
 /// [`RARE_WORDS_KEPT`] rarest that some chunk holds. A request in prose
 /// holds words found in a large share of all code (`error`, `file`,
 /// `user`); matching any of them would make most chunks candidates (664 ms
-/// for one such request over four repositories), while they hardly move
-/// the finding (the local index leaves words in half of its chunks out of
-/// ranking likewise; the common words weigh on the chunks found, see
+/// for one such request over four repositories), so they find nothing and
+/// only weigh on the chunks the rarer words find (see
 /// [`SharedStore::keyword_arm`]). Clauses no chunk holds match nothing and
 /// are left out.
 fn rare_clauses(weights: &[ClauseWeight]) -> Vec<ClauseWeight> {
