@@ -416,6 +416,40 @@ const TERMS: &[(&str, &[&str])] = &[
     ("桁", &["digits", "length"]),
     ("直接", &["direct", "directly"]),
     ("前の", &["previous"]),
+    // Records of business applications (sales, stock, staff), as their
+    // tables and models name them.
+    ("発送", &["ship", "shipping", "shipment"]),
+    ("出荷", &["shipment", "ship", "outbound"]),
+    ("入荷", &["receipt", "receipts", "arrival", "inbound"]),
+    ("通貨", &["currency"]),
+    ("税", &["tax"]),
+    ("売上", &["sales", "revenue"]),
+    ("収益", &["revenue", "income"]),
+    ("利益", &["profit", "margin"]),
+    ("原価", &["cost"]),
+    ("単価", &["price", "unit_price"]),
+    ("会員", &["member", "membership"]),
+    ("取引", &["transaction", "transactions"]),
+    ("倉庫", &["warehouse", "warehouses"]),
+    ("従業員", &["employee", "employees", "staff"]),
+    ("社員", &["employee", "staff"]),
+    ("担当者", &["assignee", "assigned", "responsible"]),
+    ("仕入先", &["supplier", "vendor"]),
+    ("仕入", &["purchase", "supplier"]),
+    ("販売", &["sale", "sales", "sell"]),
+    ("返品", &["return", "returns", "refund"]),
+    ("納品", &["delivery", "deliver"]),
+    ("棚卸", &["stocktake", "stocktaking", "inventory"]),
+    ("見積", &["quote", "quotation", "estimate"]),
+    ("契約", &["contract", "subscription"]),
+    ("部署", &["department"]),
+    ("部門", &["department", "division"]),
+    ("音声", &["audio", "voice"]),
+    ("動画", &["video"]),
+    ("苗字", &["surname", "last_name", "family_name"]),
+    ("氏名", &["name", "full_name"]),
+    ("郵便番号", &["postal", "zip", "postcode"]),
+    ("都道府県", &["prefecture", "state"]),
 ];
 
 /// Entries that are everyday words as much as software ones: "how tall is
@@ -427,6 +461,11 @@ const EVERYDAY: &[&str] = &[
     "種類", "自動", "開始", "終了", "最大", "最小", "範囲", "値", "毎日", "毎週", "定期", "マウス", "キー", "著作権",
     "最新", "最近", "人気", "条件", "単語", "一致", "複数", "順番", "順序", "作者", "著者", "数量", "繰り返し", "段落",
     "見出し", "毎時", "毎月", "週1回", "直接", "前の",
+    // Business records: words of any talk about a business, not only of
+    // its software.
+    "発送", "出荷", "入荷", "通貨", "税", "売上", "収益", "利益", "原価", "単価", "会員", "取引", "倉庫", "従業員", "社員",
+    "担当者", "仕入先", "仕入", "販売", "返品", "納品", "棚卸", "見積", "契約", "部署", "部門", "音声", "動画", "苗字",
+    "氏名", "郵便番号", "都道府県",
 ];
 
 /// The English words of the software vocabulary in `query`, in order of
@@ -555,5 +594,9 @@ mod tests {
         assert_eq!(matched_terms("最近人気のレストランはどこですか"), 2);
         assert_eq!(software_terms("最近人気のレストランはどこですか"), 0);
         assert_eq!(english_terms("役割ごとに絞り込む"), ["role", "roles", "filter"]);
+        // A business's words, which its software's records are named by.
+        assert_eq!(software_terms("従業員の有給休暇は年に何日ですか"), 0);
+        assert_eq!(english_terms("倉庫ごとの在庫数"), ["warehouse", "warehouses", "stock", "inventory"]);
+        assert_eq!(english_terms("仕入先を登録"), ["supplier", "vendor", "register", "store", "create"]);
     }
 }
