@@ -506,6 +506,23 @@ fn quoted_text_is_found_as_a_phrase() {
     assert_eq!(paths, ["app/part_0.php"], "the words side by side, in order");
     assert!(found[0].quoted.is_some_and(|s| s > 0.0) && found[0].keyword_score.is_none());
     assert_eq!(found[0].arms, ["keyword"]);
+    // Text in thousands of chunks is no sign of where the answer is.
+    let many: Vec<RepoChunk> = (0..2_001)
+        .map(|i| RepoChunk {
+            path: format!("lib/m{i}.php"),
+            chunk_id: format!("m{i}"),
+            kind: "class".into(),
+            name: format!("M{i}"),
+            start_line: 1,
+            end_line: 1,
+            content_hash: format!("m{i}"),
+            words: chunk_words(&format!("lib/m{i}.php M{i} an item zebra")),
+        })
+        .collect();
+    store.publish_repository("many", &many).unwrap();
+    let everywhere = store.scope(&[]).unwrap();
+    assert!(store.phrase_arm(&FullTextQuery::phrase("item zebra").unwrap(), &everywhere).unwrap().is_empty());
+    assert_eq!(store.phrase_arm(&phrase, &everywhere).unwrap().len(), 1, "rarer text is still found");
 }
 
 fn search_shared(cwd: &Path, store: &str, model_dir: &Path, query: &str) -> Output {

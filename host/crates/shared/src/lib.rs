@@ -837,7 +837,10 @@ impl SharedStore {
     /// `tsquery` from [`FullTextQuery::phrase`]: what a developer copies
     /// from a screen or a log is literally in the code), best first by
     /// `ts_rank_cd`, each with that score as [`SharedHit::quoted`]; at most
-    /// as many as an arm finds.
+    /// as many as an arm finds. None when more than [`PHRASE_ROWS`] chunks
+    /// hold it: quoted text that common (a quoted `page` in a wiki) says
+    /// nothing of where the answer is, and ranking every chunk holding it
+    /// would cost a read of each.
     ///
     /// # Errors
     /// Database errors.
@@ -846,10 +849,13 @@ impl SharedStore {
         let rows = self.with(|c| {
             c.query(
                 &format!(
-                    "SELECT {columns}, ts_rank_cd(c.words, t.q, 32)::float8 AS rank FROM repository_chunks c \
-                     JOIN repositories r ON r.id = c.repository_id, (SELECT $1::text::tsquery AS q) t \
-                     WHERE c.words @@ t.q{} ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {SEARCH_DEPTH}",
-                    scope.only("c.repository_id")
+                    "WITH held AS (SELECT ctid AS place FROM repository_chunks WHERE words @@ $1::text::tsquery{} LIMIT {}) \
+                     SELECT {columns}, ts_rank_cd(c.words, $1::text::tsquery, 32)::float8 AS rank FROM held h \
+                     JOIN repository_chunks c ON c.ctid = h.place JOIN repositories r ON r.id = c.repository_id \
+                     WHERE (SELECT count(*) FROM held) <= {PHRASE_ROWS} \
+                     ORDER BY rank DESC, r.name, c.path, c.start_line LIMIT {SEARCH_DEPTH}",
+                    scope.only("repository_id"),
+                    PHRASE_ROWS + 1
                 ),
                 &[&phrase],
             )
@@ -1222,6 +1228,10 @@ const COMMON_WEIGHT_SHARE: f64 = 0.1;
 fn common_weight() -> f64 {
     (1.0 + (1.0 - COMMON_WEIGHT_SHARE) / COMMON_WEIGHT_SHARE).ln()
 }
+
+/// Chunks holding a quoted text beyond which [`SharedStore::phrase_arm`]
+/// finds nothing.
+const PHRASE_ROWS: i64 = 2_000;
 
 /// Words an any-word search always keeps, the rarest first.
 const RARE_WORDS_KEPT: usize = 3;
