@@ -399,24 +399,30 @@ fn connections(pg: &Postgres) -> String {
     pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'code_intel' AND backend_type = 'client backend'")
 }
 
+/// A published chunk named `name` at `path` holding `content`, its words
+/// made as `code-intel index` makes them (path, name, content).
+fn repo_chunk(path: &str, name: &str, content: &str) -> code_intel_shared::RepoChunk {
+    code_intel_shared::RepoChunk {
+        path: path.to_string(),
+        chunk_id: format!("{path}#{name}"),
+        kind: "function".into(),
+        name: name.to_string(),
+        start_line: 1,
+        end_line: 2,
+        content_hash: format!("{path}#{name}"),
+        words: code_intel_shared::chunk_words(&format!("{path} {name} {content}")),
+    }
+}
+
 #[test]
 fn a_search_runs_its_keyword_arm_on_a_second_connection_or_on_the_one() {
-    use code_intel_shared::{FullTextQuery, RepoChunk, SearchOutcome, chunk_words};
+    use code_intel_shared::{FullTextQuery, RepoChunk, SearchOutcome};
     let pg = Postgres::start();
     let store = SharedStore::connect(&pg.url).unwrap();
     let chunks: Vec<RepoChunk> = (0..40)
         .map(|i| {
             let content = format!("def refund_order_{i}(order):\n    return order.total * {i}\n");
-            RepoChunk {
-                path: format!("shop/refunds_{i}.py"),
-                chunk_id: format!("f{i}"),
-                kind: "function".into(),
-                name: format!("refund_order_{i}"),
-                start_line: 1,
-                end_line: 2,
-                content_hash: format!("h{i}"),
-                words: chunk_words(&format!("shop/refunds_{i}.py refund_order_{i} {content}")),
-            }
+            repo_chunk(&format!("shop/refunds_{i}.py"), &format!("refund_order_{i}"), &content)
         })
         .collect();
     store.publish_repository("shop", &chunks).unwrap();
@@ -444,19 +450,10 @@ fn a_search_runs_its_keyword_arm_on_a_second_connection_or_on_the_one() {
 
 #[test]
 fn an_any_word_search_weighs_the_common_words_of_a_request_too() {
-    use code_intel_shared::{FullTextQuery, RepoChunk, chunk_words};
+    use code_intel_shared::{FullTextQuery, RepoChunk};
     let pg = Postgres::start();
     let store = SharedStore::connect(&pg.url).unwrap();
-    let chunk = |i: usize, content: &str| RepoChunk {
-        path: format!("wiki/part_{i}.py"),
-        chunk_id: format!("c{i}"),
-        kind: "function".into(),
-        name: format!("part_{i}"),
-        start_line: 1,
-        end_line: 2,
-        content_hash: format!("h{i}"),
-        words: chunk_words(&format!("wiki/part_{i}.py part_{i} {content}")),
-    };
+    let chunk = |i: usize, content: &str| repo_chunk(&format!("wiki/part_{i}.py"), &format!("part_{i}"), content);
     // `page`, `edit` and `user` are each in about a fifth of the chunks
     // (common: no search finds by them); `warning`, `minutes` and `window`
     // in one or two.
@@ -481,22 +478,13 @@ fn an_any_word_search_weighs_the_common_words_of_a_request_too() {
 
 #[test]
 fn quoted_text_is_found_as_a_phrase() {
-    use code_intel_shared::{FullTextQuery, RepoChunk, chunk_words};
+    use code_intel_shared::{FullTextQuery, RepoChunk};
     let pg = Postgres::start();
     let store = SharedStore::connect(&pg.url).unwrap();
     let chunks: Vec<RepoChunk> = ["class ItemUpdatedNotification extends Notification", "the item was updated", "updated the item"]
         .iter()
         .enumerate()
-        .map(|(i, content)| RepoChunk {
-            path: format!("app/part_{i}.php"),
-            chunk_id: format!("c{i}"),
-            kind: "class".into(),
-            name: format!("Part{i}"),
-            start_line: 1,
-            end_line: 1,
-            content_hash: format!("h{i}"),
-            words: chunk_words(&format!("app/part_{i}.php Part{i} {content}")),
-        })
+        .map(|(i, content)| repo_chunk(&format!("app/part_{i}.php"), &format!("Part{i}"), content))
         .collect();
     store.publish_repository("app", &chunks).unwrap();
     let scope = store.scope(&[]).unwrap();
@@ -507,18 +495,7 @@ fn quoted_text_is_found_as_a_phrase() {
     assert!(found[0].quoted.is_some_and(|s| s > 0.0) && found[0].keyword_score.is_none());
     assert_eq!(found[0].arms, ["keyword"]);
     // Text in thousands of chunks is no sign of where the answer is.
-    let many: Vec<RepoChunk> = (0..2_001)
-        .map(|i| RepoChunk {
-            path: format!("lib/m{i}.php"),
-            chunk_id: format!("m{i}"),
-            kind: "class".into(),
-            name: format!("M{i}"),
-            start_line: 1,
-            end_line: 1,
-            content_hash: format!("m{i}"),
-            words: chunk_words(&format!("lib/m{i}.php M{i} an item zebra")),
-        })
-        .collect();
+    let many: Vec<RepoChunk> = (0..2_001).map(|i| repo_chunk(&format!("lib/m{i}.php"), &format!("M{i}"), "an item zebra")).collect();
     store.publish_repository("many", &many).unwrap();
     let everywhere = store.scope(&[]).unwrap();
     assert!(store.phrase_arm(&FullTextQuery::phrase("item zebra").unwrap(), &everywhere).unwrap().is_empty());
