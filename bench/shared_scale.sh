@@ -18,10 +18,13 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     python3 - "$repo/.code-intel/index.db" "$work/$name.jsonl" <<'PY'
 import json, sqlite3, sys
 db = sqlite3.connect("file:" + sys.argv[1] + "?immutable=1", uri=True)
-cols = ["path", "chunk_id", "kind", "name", "qualified_name", "start_line", "end_line", "content_hash", "content"]
+cols = ["path", "chunk_id", "kind", "name", "qualified_name", "start_line", "end_line", "content_hash", "content", "aliases"]
 with open(sys.argv[2], "w") as out:
     for row in db.execute("SELECT f.path, c.chunk_id, c.kind, c.name, c.qualified_name, c.start_line, c.end_line, "
-                          "c.content_hash, c.content FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY f.path, c.start_line"):
+                          "c.content_hash, c.content, json_extract(c.metadata, '$.aliases') FROM chunks c JOIN files f ON f.id = c.file_id "
+                          "ORDER BY f.path, c.start_line"):
+        row = list(row)
+        row[-1] = json.loads(row[-1]) if row[-1] else []
         out.write(json.dumps(dict(zip(cols, row))) + "\n")
 PY
     specs+=("$name=$work/$name.jsonl")

@@ -411,6 +411,7 @@ fn repo_chunk(path: &str, name: &str, content: &str) -> code_intel_shared::RepoC
         end_line: 2,
         content_hash: format!("{path}#{name}"),
         words: code_intel_shared::chunk_words(&format!("{path} {name} {content}")),
+        aliases: Vec::new(),
     }
 }
 
@@ -500,6 +501,45 @@ fn quoted_text_is_found_as_a_phrase() {
     let everywhere = store.scope(&[]).unwrap();
     assert!(store.phrase_arm(&FullTextQuery::phrase("item zebra").unwrap(), &everywhere).unwrap().is_empty());
     assert_eq!(store.phrase_arm(&phrase, &everywhere).unwrap().len(), 1, "rarer text is still found");
+}
+
+/// What a plugin says a request calls a chunk (a Filament table's `products
+/// list`) is published with the repository, replaced when it is published
+/// again, and names the chunk as its identifier would: "the products list"
+/// puts the table's file first, where the arms alone do not.
+#[test]
+fn organisation_wide_search_knows_what_requests_call_a_chunk() {
+    let Some(model_dir) = embed_support::real_model_dir("organisation_wide_search_knows_what_requests_call_a_chunk") else {
+        return;
+    };
+    let pg = Postgres::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let shop = tmp.path().join("shop");
+    copy_dir(&embed_support::fixture_dir().parent().unwrap().join("laravel-app"), &shop);
+    report(&index(&shop, &pg.url, &model_dir));
+    const TABLE: &str = "app/Filament/Clusters/Catalog/Resources/Products/Tables/ProductsTable.php";
+    let aliases = |path: &str| pg.psql(&format!("SELECT string_agg(alias, ',' ORDER BY alias) FROM repository_aliases WHERE path = '{path}'"));
+    assert_eq!(aliases(TABLE), "products list,products table", "the Filament plugin is not built? run `cargo xtask plugins` first");
+    let before = pg.psql("SELECT count(*) FROM repository_aliases");
+    report(&index(&shop, &pg.url, &model_dir));
+    assert_eq!(pg.psql("SELECT count(*) FROM repository_aliases"), before, "published again: replaced, never duplicated");
+
+    let first_file = || -> Value {
+        let out = search_shared(tmp.path(), &pg.url, &model_dir, "hide inactive products in the products list");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["no_confident_match"], false, "{r}");
+        r["results"][0].clone()
+    };
+    let top = first_file();
+    assert_eq!(top["path"], TABLE, "{top}");
+    assert_eq!(top["kind"], "filament_table", "{top}");
+    // Published again by an older code-intel, which records no aliases:
+    // those recorded before are stale, and the arms alone put another file
+    // first.
+    pg.psql("UPDATE repositories SET published_at = published_at + interval '1 second'");
+    let top = first_file();
+    assert_ne!(top["path"], TABLE, "{top}");
 }
 
 fn search_shared(cwd: &Path, store: &str, model_dir: &Path, query: &str) -> Output {

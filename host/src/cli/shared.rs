@@ -266,6 +266,7 @@ pub fn publish_repository(
                     end_line: i32::try_from(c.end_line).unwrap_or(i32::MAX),
                     content_hash: stored.content_hash.clone(),
                     words,
+                    aliases: chunk_aliases(&c.metadata),
                 });
             }
         }
@@ -279,6 +280,15 @@ pub fn publish_repository(
         Err(e) => report
             .errors
             .push(format!("publishing the repository {name}: {e}")),
+    }
+}
+
+/// The `aliases` of a chunk's metadata (what a request calls it: `orders
+/// list`), as `code_intel_store::Store::aliases` reads them locally.
+fn chunk_aliases(metadata: &code_intel_core::Metadata) -> Vec<String> {
+    match metadata.get("aliases") {
+        Some(serde_json::Value::Array(values)) => values.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -398,7 +408,34 @@ pub fn keyword_arm(store: &SharedStore, query: &str, scope: &Scope) -> Result<co
         }
     }
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
-    store.keyword_arm(&code_intel_shared::FullTextQuery::new(&words), scope)
+    let mut arm = store.keyword_arm(&code_intel_shared::FullTextQuery::new(&words), scope)?;
+    arm.called = called_chunks(store, query, scope)?;
+    Ok(arm)
+}
+
+/// The published chunks the request calls by one of their aliases ("the
+/// orders list", 「注文一覧」), as local search judges them
+/// (`code_intel_search::hybrid::alias_in_query`, `alias_in_terms`).
+///
+/// # Errors
+/// Database errors.
+fn called_chunks(store: &SharedStore, query: &str, scope: &Scope) -> Result<Vec<code_intel_shared::SharedHit>, String> {
+    let aliases = store.aliases(scope)?;
+    if aliases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sequence = code_intel_search::hybrid::query_sequence(query);
+    let runs = code_intel_search::glossary::term_runs(query);
+    let mut called: Vec<code_intel_shared::SharedHit> = Vec::new();
+    for a in aliases {
+        let said = code_intel_search::hybrid::alias_in_query(&a.alias, &sequence)
+            || runs.iter().any(|run| code_intel_search::hybrid::alias_in_terms(&a.alias, run));
+        let known = |h: &code_intel_shared::SharedHit| h.repository == a.chunk.repository && h.path == a.chunk.path && h.chunk_id == a.chunk.chunk_id;
+        if said && !called.iter().any(known) {
+            called.push(code_intel_shared::SharedHit { called: true, ..a.chunk });
+        }
+    }
+    Ok(called)
 }
 
 /// The arms of [`ranked_search`] fused, judged and ranked by file.
@@ -416,6 +453,8 @@ pub fn ranked(
     limit: usize,
     judgement: &Judgement<'_>,
 ) -> Result<code_intel_shared::SearchOutcome, String> {
+    let mut keyword = keyword;
+    let called = std::mem::take(&mut keyword.called);
     let mut outcome = code_intel_shared::SearchOutcome::fused(keyword, vector, SHARED_CANDIDATES);
     let query_terms = code_intel_search::hybrid::query_terms(query);
     outcome.no_confident_match = super::shared_confidence::judge(store, scope, query, &mut outcome, judgement, |name| {
@@ -426,6 +465,7 @@ pub fn ranked(
     } else {
         let mut hits = std::mem::take(&mut outcome.hits);
         add_quoted(store, query, scope, &mut hits)?;
+        add_called(called, &mut hits);
         by_file(query, hits, weights, limit)
     };
     Ok(outcome)
@@ -513,6 +553,25 @@ fn add_quoted(
     Ok(())
 }
 
+/// Marks the hits the request calls by an alias (`called`, from
+/// [`called_chunks`]) and adds those neither arm found: as locally, what a
+/// plugin says a request calls a chunk names it as its identifier would
+/// (a bug report about a table's columns may share few words and little
+/// meaning with the table's code). They take part in the ranking of the
+/// files defining what the request names only, and make no request
+/// confident (they are added after the judgement).
+fn add_called(called: Vec<code_intel_shared::SharedHit>, hits: &mut Vec<code_intel_shared::SharedHit>) {
+    for chunk in called {
+        let same = |h: &&mut code_intel_shared::SharedHit| {
+            h.repository == chunk.repository && h.path == chunk.path && h.chunk_id == chunk.chunk_id
+        };
+        match hits.iter_mut().find(same) {
+            Some(hit) => hit.called = true,
+            None => hits.push(code_intel_shared::SharedHit { arms: vec!["keyword"], ..chunk }),
+        }
+    }
+}
+
 /// The hits in file order (see [`ranked_search`]), at most `limit`.
 fn by_file(
     query: &str,
@@ -528,7 +587,7 @@ fn by_file(
     // Files defining what the request names: the surer sign first, then by
     // the chunk's own fusion.
     let defining = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| {
-        let sign = defines(&h.name, query, &terms);
+        let sign = if h.called { 2 } else { defines(&h.name, query, &terms) };
         (sign > 0).then(|| (k.as_str(), f64::from(sign) + h.score))
     }));
     let quoted = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.quoted.map(|s| (k.as_str(), s))));
@@ -766,6 +825,7 @@ mod tests {
             similarity,
             quoted: None,
             vector_score: None,
+            called: false,
         }
     }
 
@@ -796,6 +856,36 @@ mod tests {
         assert_eq!(defines("rename", "UserService rename", &terms), 0);
         assert_eq!(defines("send", "send", &query_terms("send")), 2);
         assert_eq!(defines("send", "send the email", &query_terms("send the email")), 0);
+    }
+
+    /// A chunk the request calls by an alias ranks its file as a definition
+    /// would, whether an arm found it or not; its aliases are what
+    /// publishing reads of its metadata.
+    #[test]
+    fn chunks_called_by_an_alias_rank_their_files_as_definitions() {
+        let weights = code_intel_core::config::SearchWeights::default();
+        let query = "the customer column in the orders list shows ids";
+        let first = hit("a", "app/Filament/Resources/Customers/CustomerResource.php", 1, Some(0.9), None);
+        let near = hit("a", "app/Models/Customer.php", 1, None, Some(0.7));
+        let table = hit("a", "app/Filament/Resources/Orders/Tables/OrdersTable.php", 17, Some(0.5), None);
+        let called = SharedHit { called: true, ..table.clone() };
+        let paths = |hits: Vec<SharedHit>| by_file(query, hits, &weights, 10).into_iter().map(|h| h.path).collect::<Vec<_>>();
+        // Not called: the keyword arm's first file stays first.
+        let mut hits = vec![first.clone(), near.clone(), table.clone()];
+        assert_eq!(paths(hits.clone())[0], first.path);
+        // Called, and found by an arm: marked, not added again, and first.
+        add_called(vec![called.clone()], &mut hits);
+        assert_eq!(hits.len(), 3);
+        assert!(hits[2].called);
+        assert_eq!(paths(hits)[0], table.path);
+        // Called, found by neither arm: added, shown as the keyword arm's.
+        let mut hits = vec![first.clone(), near];
+        add_called(vec![SharedHit { keyword_score: None, ..called }], &mut hits);
+        assert_eq!(hits[2].arms, vec!["keyword"]);
+        assert!(paths(hits).contains(&table.path));
+        let metadata = code_intel_core::Metadata::parse(r#"{"aliases": ["orders list", "orders table"], "columns": []}"#.into()).unwrap();
+        assert_eq!(chunk_aliases(&metadata), ["orders list", "orders table"]);
+        assert!(chunk_aliases(&code_intel_core::Metadata::empty()).is_empty());
     }
 
     /// The file holding text the request quotes is a ranking of its own,

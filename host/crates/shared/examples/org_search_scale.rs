@@ -1,6 +1,6 @@
 //! Organisation-wide search at scale: publishes repositories' chunks (JSON
 //! lines of path, chunk_id, kind, name, qualified_name, start_line,
-//! end_line, content_hash, content, e.g. read from their local indexes) to a
+//! end_line, content_hash, content and aliases, e.g. read from their local indexes) to a
 //! shared store, with vectors from a deterministic hashing stand-in encoder
 //! (each word of a text, identifiers split as for full text, adds ±1 to one
 //! of 384 dimensions, then L2-normalised: real texts and a real index, no
@@ -10,7 +10,8 @@
 //! the same queries limited to the largest repository (`--repository`,
 //! whose vector arm scans that repository's texts exactly) and to the
 //! smallest. Last, the way code-intel runs a search: the keyword arm on a
-//! second connection while the query is embedded (here a pause of
+//! second connection, followed there by the read of the published aliases
+//! that code-intel matches the request against, while the query is embedded (here a pause of
 //! `CODE_INTEL_SCALE_EMBED_MS`, 15 ms by default, about all-MiniLM-L6-v2's
 //! query embedding), then the vector arm; timed from the end of that pause.
 //!
@@ -100,6 +101,7 @@ fn main() {
                 start_line: row["start_line"].as_i64().unwrap_or(0) as i32,
                 end_line: row["end_line"].as_i64().unwrap_or(0) as i32,
                 content_hash: hash,
+                aliases: row["aliases"].as_array().map_or_else(Vec::new, |a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()),
             });
         }
         let t = Instant::now();
@@ -133,13 +135,20 @@ fn main() {
     println!("{} searches: p50 {median:.1} ms, max {max:.1} ms (the store's part: both arms and the fusion)", ms.len());
     let embed_ms: u64 = std::env::var("CODE_INTEL_SCALE_EMBED_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
     let spare = store.spare().expect("a second connection");
+    let aliases = store.aliases(&everything).unwrap().len();
+    let no_aliases = aliases == 0;
+    println!("{aliases} aliases published");
     let mut beside = Vec::new();
     for q in &queries {
         let v = hash_vector(q);
         let text = FullTextQuery::new(q);
         for _ in 0..3 {
             let (sequential, overlapped) = std::thread::scope(|s| {
-                let keyword = s.spawn(|| spare.keyword_arm(&text, &everything).unwrap());
+                let keyword = s.spawn(|| {
+                    let arm = spare.keyword_arm(&text, &everything).unwrap();
+                    assert!(!spare.aliases(&everything).unwrap().is_empty() || no_aliases);
+                    arm
+                });
                 std::thread::sleep(std::time::Duration::from_millis(embed_ms));
                 let t = Instant::now();
                 let vector = store.vector_arm(Some((MODEL, &v)), &everything).unwrap();

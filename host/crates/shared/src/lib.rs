@@ -639,6 +639,27 @@ impl SharedStore {
                     &[&id, &words],
                 )?;
             }
+            if self.additions.aliases_table {
+                tx.execute("DELETE FROM repository_aliases WHERE repository_id = $1", &[&id])?;
+                let rows: Vec<(&RepoChunk, &String)> = chunks.iter().flat_map(|c| c.aliases.iter().map(move |a| (c, a))).collect();
+                for batch in rows.chunks(BATCH) {
+                    let mut sql = String::from(
+                        "INSERT INTO repository_aliases (repository_id, path, chunk_id, alias, published_at) \
+                         SELECT $1, v.path, v.chunk_id, v.alias, r.published_at FROM repositories r, (VALUES ",
+                    );
+                    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&id];
+                    for (i, (chunk, alias)) in batch.iter().enumerate() {
+                        let n = 2 + i * 3;
+                        if i > 0 {
+                            sql.push(',');
+                        }
+                        sql.push_str(&format!("(${n}::text, ${}::text, ${}::text)", n + 1, n + 2));
+                        params.extend_from_slice(&[&chunk.path as &(dyn ToSql + Sync), &chunk.chunk_id, *alias]);
+                    }
+                    sql.push_str(") AS v (path, chunk_id, alias) WHERE r.id = $1 ON CONFLICT DO NOTHING");
+                    tx.execute(&sql, &params)?;
+                }
+            }
             tx.commit()?;
             Ok(chunks.len() as u64)
         })?;
@@ -1018,6 +1039,40 @@ impl SharedStore {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
+    /// Every alias of the published chunks of `scope` (what plugins say a
+    /// request calls a chunk: `orders list` for a Filament table of orders;
+    /// few, a plugin gives them to the screens it knows), as last
+    /// published; none for a repository last published by an older
+    /// code-intel, which records none.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn aliases(&self, scope: &Scope) -> Result<Vec<SharedAlias>, String> {
+        if !self.additions.aliases_table {
+            return Ok(Vec::new());
+        }
+        let rows = self.with(|c| {
+            c.query(
+                &format!(
+                    "SELECT {ARM_COLUMNS}, a.alias FROM repository_aliases a \
+                     JOIN repositories r ON r.id = a.repository_id AND r.published_at = a.published_at \
+                     JOIN repository_chunks c ON c.repository_id = a.repository_id AND c.path = a.path AND c.chunk_id = a.chunk_id \
+                     WHERE true{} ORDER BY r.name, c.path, c.start_line, a.alias",
+                    scope.only("a.repository_id")
+                ),
+                &[],
+            )
+        })?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let mut chunk = SharedHit::of(r, 0.0, "keyword");
+                chunk.keyword_score = None;
+                SharedAlias { alias: r.get(7), chunk }
+            })
+            .collect())
+    }
+
     /// For each `tsquery` of `queries`, does some published chunk of
     /// `scope` match it? One round trip; each answered through the GIN
     /// index. For the confidence judgement of organisation-wide search
@@ -1208,6 +1263,9 @@ pub struct RepoChunk {
     /// The words the full-text arm matches: a `tsvector` literal,
     /// [`chunk_words`] of path, names and content.
     pub words: String,
+    /// What a request calls the chunk: the `aliases` of its metadata
+    /// (`orders list`), usually none.
+    pub aliases: Vec<String>,
 }
 
 /// Share of the published chunks from which a word is too common to rank
@@ -1325,6 +1383,20 @@ pub struct SharedHit {
     /// confidence judgement, which has the query's baselines).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_score: Option<f32>,
+    /// The request calls it by one of its aliases (set by code-intel's
+    /// file ranking, which reads the request; see [`SharedStore::aliases`]).
+    #[serde(skip)]
+    pub called: bool,
+}
+
+/// A published chunk and one thing a request may call it
+/// ([`SharedStore::aliases`]).
+#[derive(Clone, Debug)]
+pub struct SharedAlias {
+    /// As the plugin wrote it (`orders list`).
+    pub alias: String,
+    /// The chunk, as an arm would find it but with no arm's score.
+    pub chunk: SharedHit,
 }
 
 /// What a search's arms select of a chunk, in this order, then its score.
@@ -1350,6 +1422,7 @@ impl SharedHit {
             similarity: (!keyword).then_some(score),
             quoted: None,
             vector_score: None,
+            called: false,
         }
     }
 }
@@ -1365,6 +1438,11 @@ pub struct KeywordArm {
     /// Repositories published by an older code-intel (see
     /// [`SearchOutcome::older_words`]).
     pub older_words: i64,
+    /// The chunks the request calls by one of their aliases, found by the
+    /// arm or not (set by code-intel, which reads the request against
+    /// [`SharedStore::aliases`]); they join the file ranking of the
+    /// definitions, not the fusion.
+    pub called: Vec<SharedHit>,
 }
 
 /// What [`SharedStore::vector_arm`] found, nearest first.
@@ -1630,11 +1708,15 @@ fn describe(e: &postgres::Error) -> String {
 ///   chunks' names and paths), what a request's katakana loanwords are read
 ///   against (`published_at`: a publication by an older version makes the
 ///   record stale, as for `repository_vectors`).
+/// - `repository_aliases`: what a request calls a published chunk (the
+///   `aliases` a plugin put in its metadata: `orders list` for a Filament
+///   table of orders), as last published (`published_at`, as above).
 #[derive(Clone, Copy, Debug, Default)]
 struct Additions {
     words_column: bool,
     vectors_table: bool,
     name_words_table: bool,
+    aliases_table: bool,
 }
 
 fn ensure_additions(client: &mut Client) -> Additions {
@@ -1643,17 +1725,18 @@ fn ensure_additions(client: &mut Client) -> Additions {
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'repository_chunks'::regclass \
                  AND attname = 'words_version' AND NOT attisdropped), to_regclass('repository_vectors') IS NOT NULL, \
-                 to_regclass('repository_name_words') IS NOT NULL",
+                 to_regclass('repository_name_words') IS NOT NULL, to_regclass('repository_aliases') IS NOT NULL",
                 &[],
             )
             .map_or(Additions::default(), |r| Additions {
                 words_column: r.get(0),
                 vectors_table: r.get(1),
                 name_words_table: r.get(2),
+                aliases_table: r.get(3),
             })
     };
     let found = present(client);
-    if found.words_column && found.vectors_table && found.name_words_table {
+    if found.words_column && found.vectors_table && found.name_words_table && found.aliases_table {
         return found;
     }
     if !found.words_column {
@@ -1678,6 +1761,18 @@ fn ensure_additions(client: &mut Client) -> Additions {
                  repository_id integer PRIMARY KEY REFERENCES repositories (id) ON DELETE CASCADE,
                  words         text[] NOT NULL,
                  published_at  timestamptz NOT NULL
+             );",
+        );
+    }
+    if !found.aliases_table {
+        let _ = client.batch_execute(
+            "CREATE TABLE IF NOT EXISTS repository_aliases (
+                 repository_id integer NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+                 path          text NOT NULL,
+                 chunk_id      text NOT NULL,
+                 alias         text NOT NULL,
+                 published_at  timestamptz NOT NULL,
+                 PRIMARY KEY (repository_id, path, chunk_id, alias)
              );",
         );
     }
