@@ -400,32 +400,41 @@ pub fn joined(
 /// Database errors.
 pub fn keyword_arm(store: &SharedStore, query: &str, scope: &Scope) -> Result<code_intel_shared::KeywordArm, String> {
     let mut terms: Vec<String> = code_intel_search::glossary::english_terms(query).into_iter().map(str::to_string).collect();
-    if code_intel_search::loanwords::has_katakana(query) {
-        for word in code_intel_search::loanwords::english_words(query, &store.name_words(scope)?) {
-            if !terms.contains(&word) {
-                terms.push(word);
-            }
+    let loanwords = if code_intel_search::loanwords::has_katakana(query) {
+        code_intel_search::loanwords::located_words(query, &store.name_words(scope)?)
+    } else {
+        Vec::new()
+    };
+    for word in loanwords.iter().flat_map(|(_, _, words)| words) {
+        if !terms.contains(word) {
+            terms.push(word.clone());
         }
     }
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
     let mut arm = store.keyword_arm(&code_intel_shared::FullTextQuery::new(&words), scope)?;
-    arm.called = called_chunks(store, query, scope)?;
+    arm.called = called_chunks(store, query, &loanwords, scope)?;
     Ok(arm)
 }
 
 /// The published chunks the request calls by one of their aliases ("the
-/// orders list", 「注文一覧」), as local search judges them
-/// (`code_intel_search::hybrid::alias_in_query`, `alias_in_terms`).
+/// orders list", 「注文一覧」, 「ボード一覧」 with `loanwords`, the request's
+/// katakana words read among the scope's names), as local search judges
+/// them (`code_intel_search::hybrid::alias_in_query`, `alias_in_terms`).
 ///
 /// # Errors
 /// Database errors.
-fn called_chunks(store: &SharedStore, query: &str, scope: &Scope) -> Result<Vec<code_intel_shared::SharedHit>, String> {
+fn called_chunks(
+    store: &SharedStore,
+    query: &str,
+    loanwords: &[(usize, usize, Vec<String>)],
+    scope: &Scope,
+) -> Result<Vec<code_intel_shared::SharedHit>, String> {
     let aliases = store.aliases(scope)?;
     if aliases.is_empty() {
         return Ok(Vec::new());
     }
     let sequence = code_intel_search::hybrid::query_sequence(query);
-    let runs = code_intel_search::glossary::term_runs(query);
+    let runs = code_intel_search::glossary::term_runs_with(query, loanwords);
     let mut called: Vec<code_intel_shared::SharedHit> = Vec::new();
     for a in aliases {
         let said = code_intel_search::hybrid::alias_in_query(&a.alias, &sequence)

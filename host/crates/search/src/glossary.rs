@@ -531,6 +531,45 @@ pub fn term_runs(query: &str) -> Vec<Vec<&'static [&'static str]>> {
     runs
 }
 
+/// [`term_runs`] with the request's katakana words that read as the
+/// repository's names ([`crate::loanwords::located_words`]) as terms too,
+/// where no vocabulary term covers them: 「ボード一覧」 gives `[[board],
+/// [list, index]]` in a repository that names boards, what "the boards
+/// list" says. A katakana compound read as two words is two terms.
+///
+/// ```
+/// use code_intel_search::glossary::term_runs_with;
+/// use code_intel_search::loanwords::located_words;
+/// let query = "管理画面のボード一覧にフィルターを追加したい";
+/// let names: Vec<String> = ["board", "boards"].map(String::from).to_vec();
+/// let runs = term_runs_with(query, &located_words(query, &names));
+/// assert!(runs.iter().flat_map(|run| run.windows(2)).any(|w| w[0].contains(&"board".to_string()) && w[1].contains(&"list".to_string())));
+/// ```
+#[must_use]
+pub fn term_runs_with(query: &str, loanwords: &[(usize, usize, Vec<String>)]) -> Vec<Vec<Vec<String>>> {
+    let own = |words: &[&str]| words.iter().map(|w| (*w).to_string()).collect::<Vec<String>>();
+    let mut terms: Vec<(usize, usize, Vec<Vec<String>>)> =
+        located(query).into_iter().map(|(at, ja, en)| (at, at + ja.len(), vec![own(en)])).collect();
+    for (from, to, words) in loanwords {
+        if terms.iter().any(|(a, b, _)| from < b && a < to) {
+            continue;
+        }
+        terms.push((*from, *to, words.iter().map(|w| vec![w.clone()]).collect()));
+    }
+    terms.sort_by_key(|(at, _, _)| *at);
+    let mut runs: Vec<Vec<Vec<String>>> = Vec::new();
+    let mut end = usize::MAX;
+    for (at, to, words) in terms {
+        let joined = end != usize::MAX && query.get(end..at).is_some_and(|between| matches!(between, "" | "の"));
+        match runs.last_mut() {
+            Some(run) if joined => run.extend(words),
+            _ => runs.push(words),
+        }
+        end = to;
+    }
+    runs
+}
+
 /// (Japanese key, English words) of every vocabulary match in `query`, in
 /// order of position ([`located`]).
 fn matches(query: &str) -> Vec<(&'static str, &'static [&'static str])> {

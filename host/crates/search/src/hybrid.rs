@@ -711,9 +711,9 @@ pub fn alias_in_query(alias: &str, sequence: &[String]) -> bool {
 /// of English alternatives: the alias's words, one per term, next to one
 /// another in either order.
 #[must_use]
-pub fn alias_in_terms(alias: &str, run: &[&[&str]]) -> bool {
+pub fn alias_in_terms<T: AsRef<str>, A: AsRef<[T]>>(alias: &str, run: &[A]) -> bool {
     let parts = alias_words(alias);
-    let said = |p: &String, alts: &&[&str]| alts.iter().any(|q| same_word(q, p));
+    let said = |p: &String, alts: &A| alts.as_ref().iter().any(|q| same_word(q.as_ref(), p));
     !parts.is_empty()
         && run.windows(parts.len()).any(|w| parts.iter().zip(w).all(|(p, a)| said(p, a)) || parts.iter().rev().zip(w).all(|(p, a)| said(p, a)))
 }
@@ -736,8 +736,14 @@ fn called_chunks(store: &Store, query: &str, filters: &Filters) -> Result<Vec<co
     }
     let sequence = query_sequence(query);
     // A Japanese request says an alias in its own words: 「注文一覧」 is
-    // "orders list" ([`crate::glossary::term_runs`]).
-    let runs = crate::glossary::term_runs(query);
+    // "orders list", 「ボード一覧」 "boards list" where the repository
+    // names boards ([`crate::glossary::term_runs_with`]).
+    let loanwords = if crate::loanwords::has_katakana(query) {
+        crate::loanwords::located_words(query, &store.name_words()?)
+    } else {
+        Vec::new()
+    };
+    let runs = crate::glossary::term_runs_with(query, &loanwords);
     let accept = filters.path_matcher()?;
     Ok(aliases
         .iter()
@@ -934,6 +940,18 @@ mod tests {
         assert!(said_ja("orders list", "注文の一覧に列を追加したい"));
         assert!(said_ja("product form", "商品のフォームで価格を必須にしたい"));
         assert!(!said_ja("orders list", "注文を削除すると一覧が空になる"), "words apart are not the alias");
+        // A katakana word the repository names things with is a term too.
+        let names: Vec<String> = ["board", "boards", "project"].map(String::from).to_vec();
+        let said_kana = |alias: &str, query: &str| {
+            let loanwords = crate::loanwords::located_words(query, &names);
+            crate::glossary::term_runs_with(query, &loanwords).iter().any(|run| alias_in_terms(alias, run))
+        };
+        assert!(said_kana("boards list", "管理画面のボード一覧にフィルターを追加したい"));
+        assert!(said_kana("boards list", "ボードの一覧で並び替えたい"));
+        assert!(said_kana("orders list", "注文一覧で絞り込みたい"), "the vocabulary's terms as before");
+        assert!(!said_kana("boards list", "ボードを削除したい"), "the board alone is no alias");
+        assert!(!said_kana("boards list", "プロジェクト一覧にボード数を出したい"), "the list is of projects");
+        assert!(said_kana("projects list", "プロジェクト一覧にボード数を出したい"));
     }
 
     #[test]

@@ -42,27 +42,53 @@ const MAX_WORDS: usize = 16;
 /// `query` read as, in order, without repeats.
 #[must_use]
 pub fn english_words(query: &str, words: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in located_words(query, words).into_iter().flat_map(|(_, _, found)| found) {
+        if !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out
+}
+
+/// Each katakana word of `query` that reads as one of `words` (a compound
+/// as two of them: メールアドレス `mail`, `address`), with where it stands:
+/// its byte range in `query` and its English word or two, in order. What
+/// [`english_words`] reads, located, so that the words of a request can
+/// be read in sequence ([`crate::glossary::term_runs_with`]).
+///
+/// ```
+/// use code_intel_search::loanwords::located_words;
+/// let words: Vec<String> = ["board", "boards", "mail", "address"].map(String::from).to_vec();
+/// let found = located_words("ボード一覧とメールアドレス", &words);
+/// assert_eq!(found, [(0, 9, vec!["board".to_string()]), (18, 39, vec!["mail".to_string(), "address".to_string()])]);
+/// ```
+#[must_use]
+pub fn located_words(query: &str, words: &[String]) -> Vec<(usize, usize, Vec<String>)> {
     let runs = katakana_runs(query);
     if runs.is_empty() {
         return Vec::new();
     }
     let candidates: Vec<(&str, Vec<u8>)> =
         words.iter().filter(|w| w.bytes().all(|b| b.is_ascii_lowercase())).map(|w| (w.as_str(), english_key(w))).collect();
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |word: &str| {
-        if !out.iter().any(|w| w == word) {
-            out.push(word.to_string());
-        }
-    };
-    for run in runs {
-        for part in run.split('・').filter(|p| !p.is_empty() && p.chars().count() <= MAX_KANA).take(MAX_WORDS) {
-            if let Some((_, found)) = best(part, &candidates) {
-                push(found);
+    let mut out = Vec::new();
+    for (start, run) in runs {
+        let mut at = start;
+        let mut parts = 0;
+        for part in run.split('・') {
+            let (from, to) = (at, at + part.len());
+            at = to + '・'.len_utf8();
+            if part.is_empty() || part.chars().count() > MAX_KANA {
                 continue;
             }
-            if let Some((first, second)) = split(part, &candidates) {
-                push(first);
-                push(second);
+            parts += 1;
+            if parts > MAX_WORDS {
+                break;
+            }
+            if let Some((_, found)) = best(part, &candidates) {
+                out.push((from, to, vec![found.to_string()]));
+            } else if let Some((first, second)) = split(part, &candidates) {
+                out.push((from, to, vec![first.to_string(), second.to_string()]));
             }
         }
     }
@@ -79,8 +105,9 @@ fn is_katakana_letter(c: char) -> bool {
     matches!(c, '\u{30A1}'..='\u{30FA}')
 }
 
-/// Maximal runs of katakana (with ー and ・) in `text`.
-fn katakana_runs(text: &str) -> Vec<&str> {
+/// Maximal runs of katakana (with ー and ・) in `text`, each with its byte
+/// offset.
+fn katakana_runs(text: &str) -> Vec<(usize, &str)> {
     let is_kana = |c: char| is_katakana_letter(c) || matches!(c, 'ー' | '・');
     let mut runs = Vec::new();
     let mut start = None;
@@ -89,7 +116,7 @@ fn katakana_runs(text: &str) -> Vec<&str> {
         match (is_kana(c), start) {
             (true, None) => start = Some(at),
             (false, Some(s)) => {
-                runs.push(&text[s..at]);
+                runs.push((s, &text[s..at]));
                 start = None;
                 if runs.len() == MAX_WORDS {
                     break;
