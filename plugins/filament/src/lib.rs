@@ -481,7 +481,8 @@ fn screen_words(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&st
 }
 
 /// [`screen_words`], and the short names a request gives that screen
-/// (`orders list`, `orders table`, `product form`, `product details`): the
+/// (`orders list`, `orders table`, `product form`, `product details`; a
+/// relation manager's table also `reviews tab`): the
 /// chunk's metadata `aliases`, which the host reads as names of the chunk (a
 /// request saying "the orders list" names the table of orders the way
 /// "OrdersTable" would). Only a screen of records has them: a custom page's
@@ -511,7 +512,13 @@ fn screen(php: &PhpFile<'_>, what: &str, owner: &str, resource: Option<&str>, mo
             }
             let subject = words.join(" ");
             if what == "table" {
-                (format!("the {subject} list (table) in the {panel} panel"), vec![format!("{subject} list"), format!("{subject} table")])
+                let mut aliases = vec![format!("{subject} list"), format!("{subject} table")];
+                // A relation manager's table is shown as a tab of its
+                // owner's view and edit pages ("the node's allocations tab").
+                if owner.ends_with("RelationManager") {
+                    aliases.push(format!("{subject} tab"));
+                }
+                (format!("the {subject} list (table) in the {panel} panel"), aliases)
             } else {
                 (format!("the {subject} pages of the {panel} panel"), Vec::new())
             }
