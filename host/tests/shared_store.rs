@@ -512,17 +512,23 @@ fn organisation_wide_search_knows_what_requests_call_a_chunk() {
     let Some(model_dir) = embed_support::real_model_dir("organisation_wide_search_knows_what_requests_call_a_chunk") else {
         return;
     };
+    const TABLE: &str = "app/Filament/Clusters/Catalog/Resources/Products/Tables/ProductsTable.php";
     let pg = Postgres::start();
     let tmp = tempfile::tempdir().unwrap();
     let shop = tmp.path().join("shop");
     copy_dir(&embed_support::fixture_dir().parent().unwrap().join("laravel-app"), &shop);
     report(&index(&shop, &pg.url, &model_dir));
-    const TABLE: &str = "app/Filament/Clusters/Catalog/Resources/Products/Tables/ProductsTable.php";
-    let aliases = |path: &str| pg.psql(&format!("SELECT string_agg(alias, ',' ORDER BY alias) FROM repository_aliases WHERE path = '{path}'"));
+    let aliases = |path: &str| {
+        pg.psql(&format!("SELECT string_agg(alias, ',' ORDER BY alias) FROM repository_aliases WHERE path = '{path}'"))
+    };
     assert_eq!(aliases(TABLE), "products list,products table", "the Filament plugin is not built? run `cargo xtask plugins` first");
     let before = pg.psql("SELECT count(*) FROM repository_aliases");
     report(&index(&shop, &pg.url, &model_dir));
-    assert_eq!(pg.psql("SELECT count(*) FROM repository_aliases"), before, "published again: replaced, never duplicated");
+    // Published again: every row is of the new publication, and as many.
+    let current = "SELECT count(*) FROM repository_aliases a \
+                   JOIN repositories r ON r.id = a.repository_id AND r.published_at = a.published_at";
+    assert_eq!(pg.psql(current), before, "published again: replaced, never duplicated");
+    assert_eq!(pg.psql("SELECT count(*) FROM repository_aliases"), before);
 
     let first_file = || -> Value {
         let out = search_shared(tmp.path(), &pg.url, &model_dir, "hide inactive products in the products list");
@@ -534,10 +540,10 @@ fn organisation_wide_search_knows_what_requests_call_a_chunk() {
     let top = first_file();
     assert_eq!(top["path"], TABLE, "{top}");
     assert_eq!(top["kind"], "filament_table", "{top}");
-    // Published again by an older code-intel, which records no aliases:
-    // those recorded before are stale, and the arms alone put another file
-    // first.
-    pg.psql("UPDATE repositories SET published_at = published_at + interval '1 second'");
+    // Aliases of an earlier publication (as after one by an older
+    // code-intel, which records none) are stale: the arms alone put another
+    // file first.
+    pg.psql("UPDATE repository_aliases SET published_at = published_at - interval '1 second'");
     let top = first_file();
     assert_ne!(top["path"], TABLE, "{top}");
 }

@@ -286,6 +286,10 @@ pub fn publish_repository(
 /// The `aliases` of a chunk's metadata (what a request calls it: `orders
 /// list`), as `code_intel_store::Store::aliases` reads them locally.
 fn chunk_aliases(metadata: &code_intel_core::Metadata) -> Vec<String> {
+    // Few chunks have any: their metadata is parsed only when it names them.
+    if !metadata.as_str().contains("\"aliases\"") {
+        return Vec::new();
+    }
     match metadata.get("aliases") {
         Some(serde_json::Value::Array(values)) => values.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
         _ => Vec::new(),
@@ -394,39 +398,37 @@ pub fn joined(
 /// The keyword arm of organisation-wide search: the request's words, a
 /// Japanese request's also in the English words of its software
 /// vocabulary and those its katakana words read as among the scope's
-/// names.
+/// names; with the chunks the request calls by an alias
+/// ([`called_chunks`], read on the same connection) as its `called`.
 ///
 /// # Errors
 /// Database errors.
 pub fn keyword_arm(store: &SharedStore, query: &str, scope: &Scope) -> Result<code_intel_shared::KeywordArm, String> {
     let mut terms: Vec<String> = code_intel_search::glossary::english_terms(query).into_iter().map(str::to_string).collect();
-    let loanwords = if code_intel_search::loanwords::has_katakana(query) {
-        code_intel_search::loanwords::located_words(query, &store.name_words(scope)?)
-    } else {
-        Vec::new()
-    };
-    for word in loanwords.iter().flat_map(|(_, _, words)| words) {
-        if !terms.contains(word) {
-            terms.push(word.clone());
+    let names = if code_intel_search::loanwords::has_katakana(query) { store.name_words(scope)? } else { Vec::new() };
+    for word in code_intel_search::loanwords::english_words(query, &names) {
+        if !terms.contains(&word) {
+            terms.push(word);
         }
     }
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
     let mut arm = store.keyword_arm(&code_intel_shared::FullTextQuery::new(&words), scope)?;
-    arm.called = called_chunks(store, query, &loanwords, scope)?;
+    arm.called = called_chunks(store, query, &names, scope)?;
     Ok(arm)
 }
 
 /// The published chunks the request calls by one of their aliases ("the
-/// orders list", 「注文一覧」, 「ボード一覧」 with `loanwords`, the request's
-/// katakana words read among the scope's names), as local search judges
-/// them (`code_intel_search::hybrid::alias_in_query`, `alias_in_terms`).
+/// orders list", 「注文一覧」, and 「ボード一覧」 with `names`, the words the
+/// scope's names are made of), as local search judges them
+/// (`code_intel_search::hybrid::alias_in_query`, `alias_in_terms`,
+/// `code_intel_search::glossary::term_runs_with`).
 ///
 /// # Errors
 /// Database errors.
 fn called_chunks(
     store: &SharedStore,
     query: &str,
-    loanwords: &[(usize, usize, Vec<String>)],
+    names: &[String],
     scope: &Scope,
 ) -> Result<Vec<code_intel_shared::SharedHit>, String> {
     let aliases = store.aliases(scope)?;
@@ -434,12 +436,14 @@ fn called_chunks(
         return Ok(Vec::new());
     }
     let sequence = code_intel_search::hybrid::query_sequence(query);
-    let runs = code_intel_search::glossary::term_runs_with(query, loanwords);
+    let runs = code_intel_search::glossary::term_runs_with(query, names);
     let mut called: Vec<code_intel_shared::SharedHit> = Vec::new();
     for a in aliases {
         let said = code_intel_search::hybrid::alias_in_query(&a.alias, &sequence)
             || runs.iter().any(|run| code_intel_search::hybrid::alias_in_terms(&a.alias, run));
-        let known = |h: &code_intel_shared::SharedHit| h.repository == a.chunk.repository && h.path == a.chunk.path && h.chunk_id == a.chunk.chunk_id;
+        let known = |h: &code_intel_shared::SharedHit| {
+            h.repository == a.chunk.repository && h.path == a.chunk.path && h.chunk_id == a.chunk.chunk_id
+        };
         if said && !called.iter().any(known) {
             called.push(code_intel_shared::SharedHit { called: true, ..a.chunk });
         }
@@ -455,14 +459,13 @@ fn called_chunks(
 pub fn ranked(
     store: &SharedStore,
     query: &str,
-    keyword: code_intel_shared::KeywordArm,
+    mut keyword: code_intel_shared::KeywordArm,
     vector: code_intel_shared::VectorArm,
     scope: &Scope,
     weights: &code_intel_core::config::SearchWeights,
     limit: usize,
     judgement: &Judgement<'_>,
 ) -> Result<code_intel_shared::SearchOutcome, String> {
-    let mut keyword = keyword;
     let called = std::mem::take(&mut keyword.called);
     let mut outcome = code_intel_shared::SearchOutcome::fused(keyword, vector, SHARED_CANDIDATES);
     let query_terms = code_intel_search::hybrid::query_terms(query);
@@ -620,7 +623,9 @@ fn by_file(
     files.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let mut out = Vec::new();
     for (_, _, mut chunks) in files {
-        chunks.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.start_line.cmp(&b.start_line)));
+        // A chunk the request calls by an alias first, as it names the
+        // file (locally its definition weight puts it there).
+        chunks.sort_by(|a, b| b.called.cmp(&a.called).then(b.score.total_cmp(&a.score)).then(a.start_line.cmp(&b.start_line)));
         out.extend(chunks.into_iter().take(CHUNKS_PER_FILE));
         if out.len() >= limit {
             break;
@@ -868,8 +873,7 @@ mod tests {
     }
 
     /// A chunk the request calls by an alias ranks its file as a definition
-    /// would, whether an arm found it or not; its aliases are what
-    /// publishing reads of its metadata.
+    /// would, whether an arm found it or not, and comes first in its file.
     #[test]
     fn chunks_called_by_an_alias_rank_their_files_as_definitions() {
         let weights = code_intel_core::config::SearchWeights::default();
@@ -878,7 +882,7 @@ mod tests {
         let near = hit("a", "app/Models/Customer.php", 1, None, Some(0.7));
         let table = hit("a", "app/Filament/Resources/Orders/Tables/OrdersTable.php", 17, Some(0.5), None);
         let called = SharedHit { called: true, ..table.clone() };
-        let paths = |hits: Vec<SharedHit>| by_file(query, hits, &weights, 10).into_iter().map(|h| h.path).collect::<Vec<_>>();
+        let paths = |hits: Vec<SharedHit>| by_file(query, hits, &weights, 20).into_iter().map(|h| h.path).collect::<Vec<_>>();
         // Not called: the keyword arm's first file stays first.
         let mut hits = vec![first.clone(), near.clone(), table.clone()];
         assert_eq!(paths(hits.clone())[0], first.path);
@@ -887,14 +891,34 @@ mod tests {
         assert_eq!(hits.len(), 3);
         assert!(hits[2].called);
         assert_eq!(paths(hits)[0], table.path);
-        // Called, found by neither arm: added, shown as the keyword arm's.
-        let mut hits = vec![first.clone(), near];
-        add_called(vec![SharedHit { keyword_score: None, ..called }], &mut hits);
-        assert_eq!(hits[2].arms, vec!["keyword"]);
-        assert!(paths(hits).contains(&table.path));
+        // Called, found by neither arm: added, shown as the keyword arm's,
+        // and ranked ahead of the vector arm's fifth file (not called: last).
+        let mut hits = vec![first];
+        hits.extend((0..5).map(|i| hit("a", &format!("app/Near{i}.php"), 1, None, Some(0.7 - 0.1 * f64::from(i)))));
+        let unfound = SharedHit { keyword_score: None, ..table.clone() };
+        let mut plain = hits.clone();
+        plain.push(unfound.clone());
+        assert_eq!(paths(plain).last(), Some(&table.path));
+        add_called(vec![SharedHit { called: true, ..unfound }], &mut hits);
+        assert_eq!(hits.last().unwrap().arms, vec!["keyword"]);
+        let order = paths(hits);
+        let at = |p: &str| order.iter().position(|x| x == p).unwrap();
+        assert!(at(&table.path) < at("app/Near4.php"), "{order:?}");
+        // Within its file, the called chunk comes first.
+        let mut other = hit("a", &table.path, 80, Some(0.9), Some(0.6));
+        other.chunk_id = "other".into();
+        let ranked = by_file(query, vec![other, SharedHit { called: true, ..table }], &weights, 20);
+        assert!(ranked[0].called, "{ranked:?}");
+    }
+
+    /// Publishing reads a chunk's aliases from its metadata.
+    #[test]
+    fn aliases_are_read_from_the_chunk_metadata() {
         let metadata = code_intel_core::Metadata::parse(r#"{"aliases": ["orders list", "orders table"], "columns": []}"#.into()).unwrap();
         assert_eq!(chunk_aliases(&metadata), ["orders list", "orders table"]);
         assert!(chunk_aliases(&code_intel_core::Metadata::empty()).is_empty());
+        let no_aliases = code_intel_core::Metadata::parse(r#"{"columns": ["aliases"]}"#.into()).unwrap();
+        assert!(chunk_aliases(&no_aliases).is_empty());
     }
 
     /// The file holding text the request quotes is a ranking of its own,

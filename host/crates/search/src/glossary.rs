@@ -509,52 +509,42 @@ fn distinct_entries(query: &str, keep: impl Fn(&str) -> bool) -> usize {
 /// The English words of the vocabulary terms in `query` that stand next to
 /// one another (nothing between them, or the particle の), one list of
 /// alternatives per term, in order: 「注文一覧」 and 「注文の一覧」 give
-/// `[[order, orders], [list, index]]`, what "the orders list" says.
-///
-/// ```
-/// use code_intel_search::glossary::term_runs;
-/// let runs = term_runs("管理画面の注文一覧で絞り込みたい");
-/// assert!(runs.iter().flat_map(|run| run.windows(2)).any(|w| w[0].contains(&"order") && w[1].contains(&"list")));
-/// ```
-#[must_use]
-pub fn term_runs(query: &str) -> Vec<Vec<&'static [&'static str]>> {
-    let mut runs: Vec<Vec<&'static [&'static str]>> = Vec::new();
-    let mut end = usize::MAX;
-    for (at, ja, en) in located(query) {
-        let joined = end != usize::MAX && matches!(&query[end..at], "" | "の");
-        match runs.last_mut() {
-            Some(run) if joined => run.push(en),
-            _ => runs.push(vec![en]),
-        }
-        end = at + ja.len();
-    }
-    runs
-}
-
-/// [`term_runs`] with the request's katakana words that read as the
-/// repository's names ([`crate::loanwords::located_words`]) as terms too,
-/// where no vocabulary term covers them: 「ボード一覧」 gives `[[board],
-/// [list, index]]` in a repository that names boards, what "the boards
-/// list" says. A katakana compound read as two words is two terms.
+/// `[[order, orders], [list, index]]`, what "the orders list" says. The
+/// katakana words no vocabulary term covers are terms too when they read
+/// as one of `names`, the words the repository names things with
+/// ([`crate::loanwords::located_words`]): 「ボード一覧」 gives `[[board],
+/// [list, index]]` in a repository that names boards, and so does
+/// 「ボードテーブル」 `[[board], [table]]` though テーブル is a vocabulary
+/// term. A katakana compound read as two words is two terms.
 ///
 /// ```
 /// use code_intel_search::glossary::term_runs_with;
-/// use code_intel_search::loanwords::located_words;
-/// let query = "管理画面のボード一覧にフィルターを追加したい";
+/// let said = |runs: &[Vec<Vec<String>>], first: &str, second: &str| {
+///     runs.iter().flat_map(|run| run.windows(2)).any(|w| w[0].iter().any(|x| x == first) && w[1].iter().any(|x| x == second))
+/// };
+/// assert!(said(&term_runs_with("管理画面の注文一覧で絞り込みたい", &[]), "order", "list"));
 /// let names: Vec<String> = ["board", "boards"].map(String::from).to_vec();
-/// let runs = term_runs_with(query, &located_words(query, &names));
-/// assert!(runs.iter().flat_map(|run| run.windows(2)).any(|w| w[0].contains(&"board".to_string()) && w[1].contains(&"list".to_string())));
+/// assert!(said(&term_runs_with("管理画面のボード一覧にフィルターを追加したい", &names), "board", "list"));
+/// assert!(said(&term_runs_with("ボードテーブルの列", &names), "board", "table"));
 /// ```
 #[must_use]
-pub fn term_runs_with(query: &str, loanwords: &[(usize, usize, Vec<String>)]) -> Vec<Vec<Vec<String>>> {
+pub fn term_runs_with(query: &str, names: &[String]) -> Vec<Vec<Vec<String>>> {
     let own = |words: &[&str]| words.iter().map(|w| (*w).to_string()).collect::<Vec<String>>();
     let mut terms: Vec<(usize, usize, Vec<Vec<String>>)> =
         located(query).into_iter().map(|(at, ja, en)| (at, at + ja.len(), vec![own(en)])).collect();
-    for (from, to, words) in loanwords {
-        if terms.iter().any(|(a, b, _)| from < b && a < to) {
-            continue;
+    if !names.is_empty() && crate::loanwords::has_katakana(query) {
+        // The text between vocabulary terms, read for katakana words.
+        let mut covered: Vec<(usize, usize)> = terms.iter().map(|(a, b, _)| (*a, *b)).collect();
+        covered.push((query.len(), query.len()));
+        let mut from = 0;
+        for (a, b) in covered {
+            if from < a {
+                for (start, end, words) in crate::loanwords::located_words(&query[from..a], names) {
+                    terms.push((from + start, from + end, words.into_iter().map(|w| with_plural(&w)).collect()));
+                }
+            }
+            from = from.max(b);
         }
-        terms.push((*from, *to, words.iter().map(|w| vec![w.clone()]).collect()));
     }
     terms.sort_by_key(|(at, _, _)| *at);
     let mut runs: Vec<Vec<Vec<String>>> = Vec::new();
@@ -568,6 +558,19 @@ pub fn term_runs_with(query: &str, loanwords: &[(usize, usize, Vec<String>)]) ->
         end = to;
     }
     runs
+}
+
+/// A word read from katakana and its plural, as a vocabulary term lists
+/// its forms (`entry`, `entries`; `box`, `boxes`; `board`, `boards`): the
+/// nearest name word is the singular one, a plugin's alias may say the
+/// plural.
+fn with_plural(word: &str) -> Vec<String> {
+    let plural = match word.strip_suffix('y') {
+        Some(stem) if stem.ends_with(|c: char| !"aeiou".contains(c)) => format!("{stem}ies"),
+        _ if ["s", "x", "z", "ch", "sh"].iter().any(|e| word.ends_with(e)) => format!("{word}es"),
+        _ => format!("{word}s"),
+    };
+    vec![word.to_string(), plural]
 }
 
 /// (Japanese key, English words) of every vocabulary match in `query`, in

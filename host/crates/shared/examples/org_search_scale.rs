@@ -101,7 +101,9 @@ fn main() {
                 start_line: row["start_line"].as_i64().unwrap_or(0) as i32,
                 end_line: row["end_line"].as_i64().unwrap_or(0) as i32,
                 content_hash: hash,
-                aliases: row["aliases"].as_array().map_or_else(Vec::new, |a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()),
+                aliases: row["aliases"]
+                    .as_array()
+                    .map_or_else(Vec::new, |a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()),
             });
         }
         let t = Instant::now();
