@@ -394,6 +394,53 @@ fn publishers_at_once_neither_duplicate_nor_corrupt_rows() {
     assert_eq!(pg.psql("SELECT count(*) FROM code_intel_meta"), "1");
 }
 
+/// Publishers of the same repository at once (two CI jobs) take turns:
+/// whichever publication is last, the repository holds exactly its chunks
+/// and aliases, none twice, none of another publication.
+#[test]
+fn publishers_of_one_repository_at_once_leave_one_whole_publication() {
+    let pg = Postgres::start();
+    let publication = |n: usize| -> Vec<code_intel_shared::RepoChunk> {
+        (0..n)
+            .map(|i| {
+                let mut chunk = repo_chunk(&format!("app/Tables/T{i}.php"), &format!("T{i}"), "a table of records");
+                if i % 3 == 0 {
+                    chunk.aliases = vec![format!("t{i} list"), format!("t{i} table")];
+                }
+                chunk
+            })
+            .collect()
+    };
+    let sizes = [300, 450, 600];
+    std::thread::scope(|s| {
+        for n in sizes {
+            let url = pg.url.clone();
+            let chunks = publication(n);
+            s.spawn(move || {
+                let store = SharedStore::connect(&url).expect("connects and migrates");
+                for _ in 0..3 {
+                    store.publish_repository("shop", &chunks).unwrap();
+                }
+            });
+        }
+    });
+    let chunks: usize = pg.psql("SELECT count(*) FROM repository_chunks").parse().unwrap();
+    assert!(sizes.contains(&chunks), "{chunks} chunks: not one publication");
+    let distinct = pg.psql("SELECT count(DISTINCT (path, chunk_id)) FROM repository_chunks");
+    assert_eq!(distinct, chunks.to_string(), "no chunk twice");
+    let aliases = pg.psql("SELECT count(*) FROM repository_aliases");
+    assert_eq!(aliases, (chunks.div_ceil(3) * 2).to_string(), "the aliases of that publication");
+    let current = pg.psql(
+        "SELECT count(*) FROM repository_aliases a JOIN repositories r ON r.id = a.repository_id AND r.published_at = a.published_at \
+         JOIN repository_chunks c ON c.repository_id = a.repository_id AND c.path = a.path AND c.chunk_id = a.chunk_id",
+    );
+    assert_eq!(current, aliases, "every alias of the current publication, of a chunk it holds");
+    let store = SharedStore::connect(&pg.url).unwrap();
+    let read = store.aliases(&store.scope(&[]).unwrap()).unwrap();
+    assert_eq!(read.len().to_string(), aliases);
+    assert!(read.iter().all(|a| a.chunk.repository == "shop" && (a.alias.ends_with(" list") || a.alias.ends_with(" table"))));
+}
+
 /// Connections the store's owner holds open.
 fn connections(pg: &Postgres) -> String {
     pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'code_intel' AND backend_type = 'client backend'")
