@@ -441,10 +441,7 @@ fn called_chunks(
     for a in aliases {
         let said = code_intel_search::hybrid::alias_in_query(&a.alias, &sequence)
             || runs.iter().any(|run| code_intel_search::hybrid::alias_in_terms(&a.alias, run));
-        let known = |h: &code_intel_shared::SharedHit| {
-            h.repository == a.chunk.repository && h.path == a.chunk.path && h.chunk_id == a.chunk.chunk_id
-        };
-        if said && !called.iter().any(known) {
+        if said && !called.iter().any(|h| h.same_chunk(&a.chunk)) {
             called.push(code_intel_shared::SharedHit { called: true, ..a.chunk });
         }
     }
@@ -553,10 +550,7 @@ fn add_quoted(
     for phrase in code_intel_search::quoted::phrases(query) {
         let Some(tsquery) = code_intel_shared::FullTextQuery::phrase(phrase) else { continue };
         for found in store.phrase_arm(&tsquery, scope)? {
-            let same = |h: &&mut code_intel_shared::SharedHit| {
-                h.repository == found.repository && h.path == found.path && h.chunk_id == found.chunk_id
-            };
-            match hits.iter_mut().find(same) {
+            match hits.iter_mut().find(|h| h.same_chunk(&found)) {
                 Some(hit) => hit.quoted = Some(hit.quoted.unwrap_or(0.0).max(found.quoted.unwrap_or(0.0))),
                 None => hits.push(found),
             }
@@ -574,10 +568,7 @@ fn add_quoted(
 /// confident (they are added after the judgement).
 fn add_called(called: Vec<code_intel_shared::SharedHit>, hits: &mut Vec<code_intel_shared::SharedHit>) {
     for chunk in called {
-        let same = |h: &&mut code_intel_shared::SharedHit| {
-            h.repository == chunk.repository && h.path == chunk.path && h.chunk_id == chunk.chunk_id
-        };
-        match hits.iter_mut().find(same) {
+        match hits.iter_mut().find(|h| h.same_chunk(&chunk)) {
             Some(hit) => hit.called = true,
             None => hits.push(code_intel_shared::SharedHit { arms: vec!["keyword"], ..chunk }),
         }

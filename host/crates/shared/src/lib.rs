@@ -1403,6 +1403,13 @@ pub struct SharedAlias {
 const ARM_COLUMNS: &str = "r.name, c.path, c.chunk_id, c.kind, c.name, c.start_line, c.end_line";
 
 impl SharedHit {
+    /// Whether `other` is the same published chunk (repository, path and
+    /// chunk id), found by another arm or read another way.
+    #[must_use]
+    pub fn same_chunk(&self, other: &SharedHit) -> bool {
+        self.repository == other.repository && self.path == other.path && self.chunk_id == other.chunk_id
+    }
+
     /// A chunk as an arm found it (the columns of [`ARM_COLUMNS`]), with
     /// that arm's score: `keyword_score` (`ts_rank_cd` and the words'
     /// weights) or `similarity` (cosine); not yet fused.
