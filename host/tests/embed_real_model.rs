@@ -302,10 +302,17 @@ fn requests_in_english_use_the_english_model_once_it_is_complete() {
         assert_eq!(res.vector_model.as_deref(), Some(english_key.as_str()), "{question:?}");
         assert_eq!(res.hits[0].file, expected, "{question:?}: {:#?}", res.hits);
     }
-    // Japanese (and any text with letters outside ASCII) keeps the main model.
+    // Japanese (and any text with letters outside ASCII) keeps the main
+    // model, and is also searched by the English words it is about.
     let res = ask(&store, "パスワードを忘れたときのメール送信はどこ？");
     assert_eq!(res.vector_model.as_deref(), Some(main_key.as_str()));
     assert_eq!(res.hits[0].file, "app/notifications/mailer.py", "{:#?}", res.hits);
+    let english_query = res.english_query.as_deref().unwrap_or_default();
+    for word in ["password", "mail", "send"] {
+        assert!(english_query.split(' ').any(|w| w == word), "{word} in {english_query:?}");
+    }
+    // Its own words alone are no request read in English.
+    assert_eq!(ask(&store, "パスワード").english_query, None);
     // Gibberish is still refused through the English model.
     let res = search(&store, Some(&vectors), &SearchRequest::new("xqzt vorpl gnarfle blimsy")).unwrap();
     assert!(res.no_confident_match, "{res:#?}");

@@ -83,8 +83,9 @@ fn search(args: &SearchArgs) -> Result<String, String> {
     let config = super::index::load_config(&root)?;
 
     // One-shot process: load the model here, unless keywords were asked for.
-    // The English model answers a request in English (loaded meanwhile).
-    let english = (args.mode != Some(Mode::Lexical) && semantic::is_english(&args.query))
+    // The English model answers a request in English and a Japanese one
+    // read in English (loaded meanwhile).
+    let english = (args.mode != Some(Mode::Lexical))
         .then(|| semantic::english_model_options(&config, &root))
         .flatten()
         .map(|options| ModelHandle::spawn(options, EncoderOptions::default()));
@@ -191,6 +192,7 @@ fn to_json(r: &SearchResponse, query_ms: f64) -> serde_json::Value {
         "mode": mode_name(r.mode),
         "vector_search": r.vector_search,
         "vector_model": r.vector_model,
+        "english_query": r.english_query,
         "short_circuit": r.short_circuit,
         "no_confident_match": r.no_confident_match,
         "message": r.message,
@@ -210,6 +212,9 @@ fn render(query: &str, r: &SearchResponse, vector_wanted: bool) -> String {
         let _ = writeln!(out, "{} search (vector search: {vector})", mode_name(r.mode));
     } else {
         let _ = writeln!(out, "{} search", mode_name(r.mode));
+    }
+    if let Some(english) = &r.english_query {
+        let _ = writeln!(out, "also searched in English as: {english}");
     }
     if r.short_circuit {
         if let Some(message) = &r.message {

@@ -472,6 +472,9 @@ pub struct SemanticSearchResult {
     /// The model whose vectors ranked the code (`name@revision`): the English model for a request in English when it is installed and complete, else the main model; absent for keyword-only answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_model: Option<String>,
+    /// A request in Japanese read in English (its software vocabulary and the katakana words the repository names): the code was also searched by meaning with these words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub english_query: Option<String>,
     /// Results are hypotheses until an exact tool (find_definitions, get_function_at_line) confirms them.
     pub confidence: String,
     pub truncated: bool,
@@ -660,6 +663,7 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
         map_hits: Vec::new(),
         vector_search: outcome.vector_status,
         vector_model: None,
+        english_query: None,
         confidence: "HYPOTHESIS".to_string(),
         truncated: false,
         shared: Some(SharedSearch {
@@ -1449,6 +1453,7 @@ are HYPOTHESES: confirm them with find_definitions / get_function_at_line before
                 .collect(),
             vector_search: response.vector_search,
             vector_model: response.vector_model,
+            english_query: response.english_query,
             confidence: "HYPOTHESIS".to_string(),
             truncated: false,
             shared: None,

@@ -213,6 +213,9 @@ pub fn semantic(r: &super::code_tools::SemanticSearchResult) -> String {
     if r.short_circuit {
         let _ = writeln!(out, "(answered from the map of agreements; code not searched)");
     }
+    if let Some(english) = &r.english_query {
+        let _ = writeln!(out, "(also searched in English as: {english})");
+    }
     // Fused reciprocal-rank scores of the shared store are small (at most
     // 2/61): four decimals tell them apart.
     let mut places = 2;
