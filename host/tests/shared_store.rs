@@ -587,6 +587,15 @@ fn organisation_wide_search_knows_what_requests_call_a_chunk() {
     let top = first_file();
     assert_eq!(top["path"], TABLE, "{top}");
     assert_eq!(top["kind"], "filament_table", "{top}");
+    // A Japanese request is also searched read in English, as locally.
+    let out = search_shared(tmp.path(), &pg.url, &model_dir, "商品一覧で無効な商品を非表示にしたい");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["no_confident_match"], false, "{r}");
+    let english = r["shared"]["english_query"].as_str().unwrap_or_default();
+    for word in ["products", "list", "disabled", "hide"] {
+        assert!(english.split(' ').any(|w| w == word), "{word} in {english:?}: {r}");
+    }
     // Aliases of an earlier publication (as after one by an older
     // code-intel, which records none) are stale: the arms alone put another
     // file first.

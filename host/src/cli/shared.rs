@@ -362,6 +362,7 @@ pub fn ranked_search(
     store: &SharedStore,
     query: &str,
     vector: Option<(&str, &[f32])>,
+    readers: Readers<'_>,
     scope: &Scope,
     weights: &code_intel_core::config::SearchWeights,
     limit: usize,
@@ -369,7 +370,37 @@ pub fn ranked_search(
 ) -> Result<code_intel_shared::SearchOutcome, String> {
     let keyword = keyword_arm(store, query, scope)?;
     let vector = store.vector_arm(vector, scope)?;
-    ranked(store, query, keyword, vector, scope, weights, limit, judgement)
+    ranked(store, query, keyword, vector, readers, scope, weights, limit, judgement)
+}
+
+/// The models a request read in English ([`english_query`]) may be
+/// embedded by: the English model, else the main one.
+#[derive(Clone, Copy, Default)]
+pub struct Readers<'a> {
+    pub english: Option<&'a Encoder>,
+    pub main: Option<&'a Encoder>,
+}
+
+/// A Japanese request read in English as local search reads it
+/// (`code_intel_search::hybrid::translated_query`, from the keyword arm's
+/// `english_terms`), embedded by `english` when every repository of the
+/// scope has that model's vectors ([`use_english`]), else by `main`: the
+/// text, the model's key and the vector; `None` for a request with no such
+/// reading, or when no model embeds it.
+pub fn english_query(
+    store: &SharedStore,
+    query: &str,
+    terms: &[String],
+    english: Option<&Encoder>,
+    main: Option<&Encoder>,
+    scope: &Scope,
+) -> Option<(String, String, Vec<f32>)> {
+    let text = code_intel_search::hybrid::translated_query(query, terms)?;
+    let main_key = main.map(|m| m.info().key.to_string());
+    let english = english.filter(|e| use_english(store, &text, &e.info().key.to_string(), main_key.as_deref(), scope).unwrap_or(false));
+    let encoder = english.or(main)?;
+    let vector = encoder.embed_query(&text).ok()?;
+    Some((text, encoder.info().key.to_string(), vector))
 }
 
 /// The keyword arm of [`ranked_search`], started on the store's second
@@ -414,6 +445,7 @@ pub fn keyword_arm(store: &SharedStore, query: &str, scope: &Scope) -> Result<co
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
     let mut arm = store.keyword_arm(&code_intel_shared::FullTextQuery::new(&words), scope)?;
     arm.called = called_chunks(store, query, &names, scope)?;
+    arm.english_terms = terms;
     Ok(arm)
 }
 
@@ -458,13 +490,21 @@ pub fn ranked(
     query: &str,
     mut keyword: code_intel_shared::KeywordArm,
     vector: code_intel_shared::VectorArm,
+    readers: Readers<'_>,
     scope: &Scope,
     weights: &code_intel_core::config::SearchWeights,
     limit: usize,
     judgement: &Judgement<'_>,
 ) -> Result<code_intel_shared::SearchOutcome, String> {
     let called = std::mem::take(&mut keyword.called);
+    // A Japanese request read in English, as locally: a second vector arm.
+    let english = english_query(store, query, &keyword.english_terms, readers.english, readers.main, scope);
+    let english_rows = match &english {
+        Some((_, key, v)) => store.vector_arm(Some((key, v)), scope)?.rows,
+        None => Vec::new(),
+    };
     let mut outcome = code_intel_shared::SearchOutcome::fused(keyword, vector, SHARED_CANDIDATES);
+    outcome.english_query = english.map(|(text, _, _)| text);
     let query_terms = code_intel_search::hybrid::query_terms(query);
     outcome.no_confident_match = super::shared_confidence::judge(store, scope, query, &mut outcome, judgement, |name| {
         defines(name, query, &query_terms)
@@ -475,6 +515,7 @@ pub fn ranked(
         let mut hits = std::mem::take(&mut outcome.hits);
         add_quoted(store, query, scope, &mut hits)?;
         add_called(called, &mut hits);
+        add_translated(english_rows, &mut hits);
         by_file(query, hits, weights, limit)
     };
     Ok(outcome)
@@ -575,6 +616,20 @@ fn add_called(called: Vec<code_intel_shared::SharedHit>, hits: &mut Vec<code_int
     }
 }
 
+/// Marks the hits the request read in English also found (`english`, a
+/// second vector arm) with that similarity, and adds those it alone found:
+/// they rank files as locally; they make no answer confident (that is
+/// judged before).
+fn add_translated(english: Vec<code_intel_shared::SharedHit>, hits: &mut Vec<code_intel_shared::SharedHit>) {
+    for row in english {
+        let similarity = row.similarity;
+        match hits.iter_mut().find(|h| h.same_chunk(&row)) {
+            Some(hit) => hit.translated = similarity,
+            None => hits.push(code_intel_shared::SharedHit { arms: vec!["vector"], similarity: None, translated: similarity, ..row }),
+        }
+    }
+}
+
 /// The hits in file order (see [`ranked_search`]), at most `limit`.
 fn by_file(
     query: &str,
@@ -586,6 +641,7 @@ fn by_file(
     let keys: Vec<String> = hits.iter().map(|h| format!("{}\n{}", h.repository, h.path)).collect();
     let keyword = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.keyword_score.map(|s| (k.as_str(), s))));
     let vector = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.similarity.map(|s| (k.as_str(), s))));
+    let english = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.translated.map(|s| (k.as_str(), s))));
     let terms = code_intel_search::hybrid::query_terms(query);
     // Files defining what the request names: the surer sign first, then by
     // the chunk's own fusion.
@@ -597,6 +653,7 @@ fn by_file(
     let mut fused = fuse_ranks(&[
         (&keyword, weights.keyword),
         (&vector, weights.vector),
+        (&english, weights.vector * code_intel_search::hybrid::TRANSLATED_SHARE),
         (&defining, weights.definition),
         (&quoted, weights.keyword),
     ]);
@@ -753,18 +810,31 @@ fn answer(
         .flatten()
         .find(|e| e.is_whole_word("the").is_some());
     let judgement = Judgement { dictionary: dictionary.map(|e| &**e), baselines, everyday };
+    // A request in another language may be read in English (below): the
+    // English model embeds that reading.
+    let english_model = (!code_intel_search::semantic::is_english(query))
+        .then(|| code_intel_search::semantic::english_model_options(config, root))
+        .flatten()
+        .map(|o| code_intel_embed::ModelHandle::load_blocking(&o, &code_intel_embed::EncoderOptions::default()).state());
     // The store's part after the embedding: the vector arm, the keyword
-    // arm's end if it is still running, the judgement and the ranking.
+    // arm's end if it is still running, the judgement and the ranking;
+    // for a Japanese request read in English (from the keyword arm's
+    // words), that query embedded, by the English model when every
+    // repository has its vectors, and its vector arm.
     let started = std::time::Instant::now();
     let vector = shared.vector_arm(embedded.as_ref().map(|(k, v)| (k.as_str(), v.as_slice())), scope)?;
-    let mut outcome = ranked(shared, query, joined(keyword)?, vector, scope, &config.search_weights, limit.max(1), &judgement)?;
+    let readers = Readers {
+        english: english_model.as_ref().and_then(|s| s.encoder()).map(|e| &**e),
+        main: main_state.as_ref().and_then(|s| s.encoder()).map(|e| &**e),
+    };
+    let mut outcome = ranked(shared, query, joined(keyword)?, vector, readers, scope, &config.search_weights, limit.max(1), &judgement)?;
     let query_ms = started.elapsed().as_secs_f64() * 1000.0;
     if let Some(state) = main_state.as_ref().filter(|s| s.encoder().is_none()) {
         outcome.vector_status = format!("unavailable: {}", state.status());
     }
     if json {
         let value = serde_json::json!({
-            "shared": { "store": shared.shown(), "repositories": outcome.repositories, "searched": if scope.is_everything() { None } else { Some(&scope.names) }, "older_words": outcome.older_words, "vector_search": outcome.vector_status, "vector_model": embedded.as_ref().map(|(k, _)| k), "query_ms": query_ms },
+            "shared": { "store": shared.shown(), "repositories": outcome.repositories, "searched": if scope.is_everything() { None } else { Some(&scope.names) }, "older_words": outcome.older_words, "vector_search": outcome.vector_status, "vector_model": embedded.as_ref().map(|(k, _)| k), "english_query": outcome.english_query, "query_ms": query_ms },
             "results": outcome.hits,
             "no_confident_match": outcome.no_confident_match.is_some(),
             "message": outcome.no_confident_match,
@@ -831,6 +901,7 @@ mod tests {
             quoted: None,
             vector_score: None,
             called: false,
+            translated: None,
         }
     }
 
@@ -900,6 +971,27 @@ mod tests {
         other.chunk_id = "other".into();
         let ranked = by_file(query, vec![other, SharedHit { called: true, ..table }], &weights, 20);
         assert!(ranked[0].called, "{ranked:?}");
+    }
+
+    /// What the request read in English found ranks files beside the
+    /// arms: a chunk both found is marked, not added again; a file only it
+    /// found joins the ranking, behind a file both vector queries liked.
+    #[test]
+    fn the_request_read_in_english_ranks_files_too() {
+        let weights = code_intel_core::config::SearchWeights::default();
+        let query = "注文一覧の並び順を変えたい";
+        let keyword = hit("a", "app/Orders/OrderList.php", 1, Some(0.9), None);
+        let near = hit("a", "app/Orders/OrderSort.php", 1, None, Some(0.6));
+        let mut hits = vec![keyword.clone(), near.clone()];
+        let english_only = hit("a", "app/Orders/Sorting.php", 1, None, Some(0.8));
+        add_translated(vec![hit("a", &near.path, 1, None, Some(0.7)), english_only.clone()], &mut hits);
+        assert_eq!(hits.len(), 3);
+        assert_eq!(hits[1].translated, Some(0.7));
+        assert_eq!((hits[2].similarity, hits[2].translated), (None, Some(0.8)), "{:?}", hits[2]);
+        let order: Vec<String> = by_file(query, hits, &weights, 10).into_iter().map(|h| h.path).collect();
+        assert_eq!(order.len(), 3);
+        let at = |p: &str| order.iter().position(|x| x == p).unwrap();
+        assert!(at(&near.path) < at(&english_only.path), "{order:?}");
     }
 
     /// Publishing reads a chunk's aliases from its metadata.

@@ -663,7 +663,7 @@ fn shared_answer(query: String, answer: super::shared::Answer, max_chars: usize)
         map_hits: Vec::new(),
         vector_search: outcome.vector_status,
         vector_model: None,
-        english_query: None,
+        english_query: outcome.english_query,
         confidence: "HYPOTHESIS".to_string(),
         truncated: false,
         shared: Some(SharedSearch {

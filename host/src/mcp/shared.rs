@@ -240,16 +240,20 @@ fn answer(
     // The store's part after the embedding (see `cli::shared::search`).
     let started = Instant::now();
     let weights = &state.config().search_weights;
+    // A Japanese request read in English is embedded by the English model
+    // when every repository has its vectors, else by the main one.
+    let english_model = vectors.english().and_then(|side| side.encoder(std::time::Duration::ZERO).0);
+    let readers = crate::cli::shared::Readers { english: english_model.as_deref(), main: main.as_deref() };
     let keyword = crate::cli::shared::joined(keyword);
     let mut result = keyword.and_then(|keyword| {
         let vector = store.vector_arm(vector, scope)?;
-        crate::cli::shared::ranked(&store, query, keyword, vector, scope, weights, limit, &judgement)
+        crate::cli::shared::ranked(&store, query, keyword, vector, readers, scope, weights, limit, &judgement)
     });
     if result.is_err() {
         // The connection may have broken (the server restarted, a proxy
         // dropped it): one new connection, one more try.
         store = connection.store(url, true)?;
-        result = crate::cli::shared::ranked_search(&store, query, vector, scope, weights, limit, &judgement);
+        result = crate::cli::shared::ranked_search(&store, query, vector, readers, scope, weights, limit, &judgement);
     }
     let mut outcome = match result {
         Ok(outcome) => outcome,

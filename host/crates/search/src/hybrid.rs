@@ -623,7 +623,7 @@ fn english_terms(store: &Store, query: &str) -> Result<Vec<String>, SearchError>
 /// fusion it lost (hybrid MRR 0.59 -> 0.53); beside it at 0.3, 0.5, 0.7 and
 /// 1 of the vector weight, hybrid MRR 0.597, 0.612, 0.593, 0.583 and R@5
 /// 0.788, 0.800, 0.812, 0.812 (0.591 / 0.776 without it).
-const TRANSLATED_SHARE: f64 = 0.5;
+pub const TRANSLATED_SHARE: f64 = 0.5;
 
 /// Fewest [`english_terms`] a request is searched by as an English query.
 const MIN_TRANSLATED_TERMS: usize = 2;
@@ -632,7 +632,8 @@ const MIN_TRANSLATED_TERMS: usize = 2;
 /// it has enough of them. Code is written in English: a multilingual model
 /// brings a Japanese request only part of the way to it, and the words it
 /// is about, said in English, come nearer the code that does it.
-fn translated_query(query: &str, terms: &[String]) -> Option<String> {
+#[must_use]
+pub fn translated_query(query: &str, terms: &[String]) -> Option<String> {
     (!crate::semantic::is_english(query) && terms.len() >= MIN_TRANSLATED_TERMS).then(|| terms.join(" "))
 }
 

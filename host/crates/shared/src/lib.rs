@@ -1387,6 +1387,11 @@ pub struct SharedHit {
     /// file ranking, which reads the request; see [`SharedStore::aliases`]).
     #[serde(skip)]
     pub called: bool,
+    /// Its cosine similarity to a second query of the request, the request
+    /// read in English (set by code-intel's file ranking, from a second
+    /// [`SharedStore::vector_arm`]).
+    #[serde(skip)]
+    pub translated: Option<f64>,
 }
 
 /// A published chunk and one thing a request may call it
@@ -1430,6 +1435,7 @@ impl SharedHit {
             quoted: None,
             vector_score: None,
             called: false,
+            translated: None,
         }
     }
 }
@@ -1450,6 +1456,9 @@ pub struct KeywordArm {
     /// [`SharedStore::aliases`]); they join the file ranking of the
     /// definitions, not the fusion.
     pub called: Vec<SharedHit>,
+    /// The English words a Japanese request is about, the keyword query
+    /// asked for beside its own (set by code-intel).
+    pub english_terms: Vec<String>,
 }
 
 /// What [`SharedStore::vector_arm`] found, nearest first.
@@ -1499,6 +1508,7 @@ impl SearchOutcome {
             vector_status: vector.status,
             every_word: keyword.every_word,
             no_confident_match: None,
+            english_query: None,
         }
     }
 }
@@ -1521,6 +1531,9 @@ pub struct SearchOutcome {
     /// ranking judged so (code-intel's confidence judgement; never set by
     /// [`SharedStore::search`]).
     pub no_confident_match: Option<String>,
+    /// The request read in English that a second vector arm searched
+    /// (set by code-intel's ranking, which reads the request).
+    pub english_query: Option<String>,
 }
 
 /// A scope of at most this many chunks has its texts compared with the
