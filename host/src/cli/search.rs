@@ -83,9 +83,9 @@ fn search(args: &SearchArgs) -> Result<String, String> {
     let config = super::index::load_config(&root)?;
 
     // One-shot process: load the model here, unless keywords were asked for.
-    // The English model answers a request in English and a Japanese one
-    // read in English (loaded meanwhile).
-    let english = (args.mode != Some(Mode::Lexical))
+    // The English model answers a request in English and, in hybrid mode,
+    // embeds another one read in English (loaded meanwhile).
+    let english = (args.mode != Some(Mode::Lexical) && (semantic::is_english(&args.query) || args.mode != Some(Mode::Semantic)))
         .then(|| semantic::english_model_options(&config, &root))
         .flatten()
         .map(|options| ModelHandle::spawn(options, EncoderOptions::default()));

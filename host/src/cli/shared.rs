@@ -386,7 +386,11 @@ pub struct Readers<'a> {
 /// `english_terms`), embedded by `english` when every repository of the
 /// scope has that model's vectors ([`use_english`]), else by `main`: the
 /// text, the model's key and the vector; `None` for a request with no such
-/// reading, or when no model embeds it.
+/// reading, or when no model embeds it; the inner error when embedding it
+/// failed (the answer goes on without it and says so).
+///
+/// # Errors
+/// Database errors.
 pub fn english_query(
     store: &SharedStore,
     query: &str,
@@ -394,13 +398,18 @@ pub fn english_query(
     english: Option<&Encoder>,
     main: Option<&Encoder>,
     scope: &Scope,
-) -> Option<(String, String, Vec<f32>)> {
-    let text = code_intel_search::hybrid::translated_query(query, terms)?;
+) -> Result<Result<Option<(String, String, Vec<f32>)>, String>, String> {
+    let Some(text) = code_intel_search::hybrid::translated_query(query, terms) else { return Ok(Ok(None)) };
     let main_key = main.map(|m| m.info().key.to_string());
-    let english = english.filter(|e| use_english(store, &text, &e.info().key.to_string(), main_key.as_deref(), scope).unwrap_or(false));
-    let encoder = english.or(main)?;
-    let vector = encoder.embed_query(&text).ok()?;
-    Some((text, encoder.info().key.to_string(), vector))
+    let english = match english {
+        Some(e) if use_english(store, &text, &e.info().key.to_string(), main_key.as_deref(), scope)? => Some(e),
+        _ => None,
+    };
+    let Some(encoder) = english.or(main) else { return Ok(Ok(None)) };
+    Ok(match encoder.embed_query(&text) {
+        Ok(vector) => Ok(Some((text, encoder.info().key.to_string(), vector))),
+        Err(e) => Err(e.to_string()),
+    })
 }
 
 /// The keyword arm of [`ranked_search`], started on the store's second
@@ -497,14 +506,8 @@ pub fn ranked(
     judgement: &Judgement<'_>,
 ) -> Result<code_intel_shared::SearchOutcome, String> {
     let called = std::mem::take(&mut keyword.called);
-    // A Japanese request read in English, as locally: a second vector arm.
-    let english = english_query(store, query, &keyword.english_terms, readers.english, readers.main, scope);
-    let english_rows = match &english {
-        Some((_, key, v)) => store.vector_arm(Some((key, v)), scope)?.rows,
-        None => Vec::new(),
-    };
+    let english_terms = std::mem::take(&mut keyword.english_terms);
     let mut outcome = code_intel_shared::SearchOutcome::fused(keyword, vector, SHARED_CANDIDATES);
-    outcome.english_query = english.map(|(text, _, _)| text);
     let query_terms = code_intel_search::hybrid::query_terms(query);
     outcome.no_confident_match = super::shared_confidence::judge(store, scope, query, &mut outcome, judgement, |name| {
         defines(name, query, &query_terms)
@@ -515,7 +518,16 @@ pub fn ranked(
         let mut hits = std::mem::take(&mut outcome.hits);
         add_quoted(store, query, scope, &mut hits)?;
         add_called(called, &mut hits);
-        add_translated(english_rows, &mut hits);
+        // A Japanese request read in English, as locally: a second vector
+        // arm (for a confident answer only: it makes none confident).
+        match english_query(store, query, &english_terms, readers.english, readers.main, scope)? {
+            Ok(Some((text, key, v))) => {
+                add_translated(store.vector_arm(Some((&key, &v)), scope)?.rows, &mut hits);
+                outcome.english_query = Some(text);
+            }
+            Ok(None) => {}
+            Err(why) => outcome.vector_status = format!("{}; the request was not also searched read in English: {why}", outcome.vector_status),
+        }
         by_file(query, hits, weights, limit)
     };
     Ok(outcome)
@@ -624,7 +636,7 @@ fn add_translated(english: Vec<code_intel_shared::SharedHit>, hits: &mut Vec<cod
     for row in english {
         let similarity = row.similarity;
         match hits.iter_mut().find(|h| h.same_chunk(&row)) {
-            Some(hit) => hit.translated = similarity,
+            Some(hit) => hit.translated = hit.translated.or(similarity),
             None => hits.push(code_intel_shared::SharedHit { arms: vec!["vector"], similarity: None, translated: similarity, ..row }),
         }
     }
@@ -741,6 +753,12 @@ fn answer(
     scope: &Scope,
     keyword: std::thread::ScopedJoinHandle<'_, Result<code_intel_shared::KeywordArm, String>>,
 ) -> Result<Option<String>, String> {
+    // A request in another language may be read in English (`ranked`): the
+    // English model, loading meanwhile, embeds that reading.
+    let english_loading = (!code_intel_search::semantic::is_english(query))
+        .then(|| code_intel_search::semantic::english_model_options(config, root))
+        .flatten()
+        .map(|o| code_intel_embed::ModelHandle::spawn(o, code_intel_embed::EncoderOptions::default()));
     // A request in English is embedded by the English model when every
     // published repository has its vectors (`use_english`), else by the
     // main model.
@@ -810,12 +828,10 @@ fn answer(
         .flatten()
         .find(|e| e.is_whole_word("the").is_some());
     let judgement = Judgement { dictionary: dictionary.map(|e| &**e), baselines, everyday };
-    // A request in another language may be read in English (below): the
-    // English model embeds that reading.
-    let english_model = (!code_intel_search::semantic::is_english(query))
-        .then(|| code_intel_search::semantic::english_model_options(config, root))
-        .flatten()
-        .map(|o| code_intel_embed::ModelHandle::load_blocking(&o, &code_intel_embed::EncoderOptions::default()).state());
+    let english_model = english_loading.map(|handle| {
+        let _ = handle.wait(code_intel_search::semantic::MODEL_WAIT);
+        handle.state()
+    });
     // The store's part after the embedding: the vector arm, the keyword
     // arm's end if it is still running, the judgement and the ranking;
     // for a Japanese request read in English (from the keyword arm's
@@ -859,6 +875,9 @@ fn answer(
             "  note: repositories last published by an older code-intel, whose words lack CJK character pairs: {}; run `code-intel index` in each (or let CI publish them) to match them fully\n",
             outcome.older_words
         ));
+    }
+    if let Some(english) = &outcome.english_query {
+        out.push_str(&format!("  also searched in English as: {english}\n"));
     }
     if let Some(message) = &outcome.no_confident_match {
         out.push_str(&format!("  {message}\n"));
@@ -974,24 +993,24 @@ mod tests {
     }
 
     /// What the request read in English found ranks files beside the
-    /// arms: a chunk both found is marked, not added again; a file only it
-    /// found joins the ranking, behind a file both vector queries liked.
+    /// arms: a chunk both found is marked (its first similarity kept), not
+    /// added again; a chunk only it found is added; and a file it found
+    /// passes one the request's own vectors liked a little more.
     #[test]
     fn the_request_read_in_english_ranks_files_too() {
         let weights = code_intel_core::config::SearchWeights::default();
         let query = "注文一覧の並び順を変えたい";
-        let keyword = hit("a", "app/Orders/OrderList.php", 1, Some(0.9), None);
-        let near = hit("a", "app/Orders/OrderSort.php", 1, None, Some(0.6));
-        let mut hits = vec![keyword.clone(), near.clone()];
-        let english_only = hit("a", "app/Orders/Sorting.php", 1, None, Some(0.8));
-        add_translated(vec![hit("a", &near.path, 1, None, Some(0.7)), english_only.clone()], &mut hits);
+        let liked = hit("a", "app/Orders/OrderList.php", 1, None, Some(0.6));
+        let read = hit("a", "app/Orders/OrderSort.php", 1, None, Some(0.5));
+        let paths = |hits: Vec<SharedHit>| by_file(query, hits, &weights, 10).into_iter().map(|h| h.path).collect::<Vec<_>>();
+        assert_eq!(paths(vec![liked.clone(), read.clone()]), [liked.path.clone(), read.path.clone()]);
+        let mut hits = vec![liked.clone(), read.clone()];
+        let english_only = hit("a", "app/Orders/Sorting.php", 1, None, Some(0.3));
+        add_translated(vec![hit("a", &read.path, 1, None, Some(0.7)), hit("a", &read.path, 1, None, Some(0.2)), english_only.clone()], &mut hits);
         assert_eq!(hits.len(), 3);
         assert_eq!(hits[1].translated, Some(0.7));
-        assert_eq!((hits[2].similarity, hits[2].translated), (None, Some(0.8)), "{:?}", hits[2]);
-        let order: Vec<String> = by_file(query, hits, &weights, 10).into_iter().map(|h| h.path).collect();
-        assert_eq!(order.len(), 3);
-        let at = |p: &str| order.iter().position(|x| x == p).unwrap();
-        assert!(at(&near.path) < at(&english_only.path), "{order:?}");
+        assert_eq!((hits[2].similarity, hits[2].translated), (None, Some(0.3)), "{:?}", hits[2]);
+        assert_eq!(paths(hits), [read.path.clone(), liked.path.clone(), english_only.path.clone()]);
     }
 
     /// Publishing reads a chunk's aliases from its metadata.

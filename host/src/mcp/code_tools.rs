@@ -469,7 +469,7 @@ pub struct SemanticSearchResult {
     pub map_hits: Vec<MapHitOut>,
     /// `ready`, `partial: N%`, `initializing`, or `unavailable: <reason>` (then results are keyword matches only).
     pub vector_search: String,
-    /// The model whose vectors ranked the code (`name@revision`): the English model for a request in English when it is installed and complete, else the main model; absent for keyword-only answers.
+    /// The model whose vectors ranked the code for the request as written (`name@revision`): the English model for a request in English when it is installed and complete, else the main model; absent for keyword-only answers. A request read in English (`english_query`) is embedded by the English model when it is complete, else by this one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_model: Option<String>,
     /// A request in Japanese read in English (its software vocabulary and the katakana words the repository names): the code was also searched by meaning with these words.

@@ -8,7 +8,9 @@
 //! delete, 一覧 list, 並び替え sort), things (ユーザー user, 権限 permission,
 //! 添付ファイル attachment) and UI (画面 page, ボタン button) — so a file
 //! that both arms find ranks first. The words found are added to the keyword
-//! query only; the text embedded for the vector arm is the request as written.
+//! query; the vector arm embeds the request as written and, in hybrid mode,
+//! those words as an English query of their own
+//! ([`crate::hybrid::translated_query`]).
 //!
 //! ```
 //! use code_intel_search::glossary::english_terms;

@@ -269,11 +269,12 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     // thread while the query is embedded on another (the store stays here).
     let wants_lexical = mode != Mode::Semantic && request.collection != Collection::Map;
     let mut lexical: Option<Vec<LexicalHit>> = None;
-    let terms = if wants_lexical || mode == Mode::Hybrid { english_terms(store, query)? } else { Vec::new() };
+    let terms = if wants_lexical { english_terms(store, query)? } else { Vec::new() };
     // A Japanese request also searches the forest in the English it is
     // written about (hybrid mode: the ranking fuses both).
     let translated = if mode == Mode::Hybrid && request.collection != Collection::Map { translated_query(query, &terms) } else { None };
     let mut translated_hits: Vec<ForestHit> = Vec::new();
+    let mut reading_failed: Option<String> = None;
     if let (Some(encoder), Some(v)) = (&encoder, vectors) {
         // The forest is searched with the English model's vectors when the
         // request is in English and that model is ready (`for_query`); the
@@ -293,17 +294,25 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
         } else {
             None
         };
-        // The English request's side (the English model when it is ready)
-        // and what its forest search needs from the store.
+        // The English reading's side (the English model when it is ready,
+        // never waited for) and what its forest search needs from the
+        // store: the request's own plan when that is the same side. The
+        // reading only adds to the answer: when it fails, the answer says
+        // so and goes on without it.
         let english = match &translated {
             Some(text) => {
-                let english_side = v.for_query(store, text, request.model_wait)?;
-                let english_encoder =
-                    if std::ptr::eq(english_side, side) { Some(Arc::clone(&side_encoder)) } else { english_side.encoder(Duration::ZERO).0 };
-                match english_encoder {
-                    Some(e) => english_side.prepare_forest(store, &e, &request.filters)?.map(|plan| (text.as_str(), english_side, e, plan)),
-                    None => None,
-                }
+                let prepared = (|| -> Result<_, SearchError> {
+                    let english_side = v.for_query(store, text, Duration::ZERO)?;
+                    if std::ptr::eq(english_side, side) {
+                        return Ok(Some((text.as_str(), side, Arc::clone(&side_encoder), None)));
+                    }
+                    let Some(e) = english_side.encoder(Duration::ZERO).0 else { return Ok(None) };
+                    Ok(english_side.prepare_forest(store, &e, &request.filters)?.map(|plan| (text.as_str(), english_side, e, Some(plan))))
+                })();
+                prepared.unwrap_or_else(|e| {
+                    reading_failed = Some(e.to_string());
+                    None
+                })
             }
             None => None,
         };
@@ -313,7 +322,8 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
             Ok((qv, found))
         };
         let embed_and_search_english = || -> Result<Option<(Vec<f32>, crate::semantic::ForestCandidates)>, SearchError> {
-            let Some((text, english_side, e, plan)) = &english else { return Ok(None) };
+            let Some((text, english_side, e, own_plan)) = &english else { return Ok(None) };
+            let Some(plan) = own_plan.as_ref().or(forest_plan.as_ref()) else { return Ok(None) };
             let ev = VectorSearch::embed_query(e, text)?;
             let found = english_side.forest_candidates(&ev, candidates, plan);
             Ok(Some((ev, found)))
@@ -332,7 +342,10 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
             lexical = Some(lex?);
         }
         let (qv, forest_candidates) = embedded?;
-        let english_candidates = english_embedded?;
+        let english_candidates = english_embedded.unwrap_or_else(|e| {
+            reading_failed = Some(e.to_string());
+            None
+        });
         let baselines = side.baselines(&side_encoder, &qv)?;
         everyday = baselines.everyday;
         // A remote encoder has no vocabulary here: then the other model's.
@@ -382,8 +395,16 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
             vector_hits = side.forest_hits(store, forest_candidates, baselines.forest, candidates)?;
         }
         if let (Some((text, english_side, e, _)), Some((ev, found))) = (&english, english_candidates) {
-            translated_hits = english_side.forest_hits(store, found, english_side.baselines(e, &ev)?.forest, candidates)?;
-            response.english_query = Some((*text).to_string());
+            match english_side.baselines(e, &ev).and_then(|b| english_side.forest_hits(store, found, b.forest, candidates)) {
+                Ok(hits) => {
+                    translated_hits = hits;
+                    response.english_query = Some((*text).to_string());
+                }
+                Err(e) => reading_failed = Some(e.to_string()),
+            }
+        }
+        if let Some(why) = reading_failed {
+            response.message.get_or_insert_with(|| format!("the request was not also searched read in English: {why}"));
         }
     } else if request.collection == Collection::Map {
         response.no_confident_match = true;
@@ -1082,6 +1103,57 @@ mod tests {
         // A path filter that leaves the table out leaves it out.
         let filters = Filters { path_glob: Some("app/Models/**".into()), kinds: Vec::new() };
         assert!(called_chunks(&store, query, &filters).unwrap().is_empty());
+    }
+
+    /// The request read in English ranks files beside the request as
+    /// written: a file it found passes one the request's own vectors liked
+    /// a little more; a chunk only it found joins the answer, never
+    /// confident.
+    #[test]
+    fn the_request_read_in_english_ranks_files_beside_the_request() {
+        use crate::test_support::{chunk, index_files};
+        let files = vec![
+            ("app/Orders/OrderList.php", "", vec![chunk("l", "class", "OrderList", None, (1, 9))]),
+            ("app/Orders/OrderSort.php", "", vec![chunk("s", "class", "OrderSort", None, (1, 9))]),
+            ("app/Orders/Sorting.php", "", vec![chunk("g", "class", "Sorting", None, (1, 9))]),
+        ];
+        let (_dir, _root, store) = index_files(&files);
+        let chunk_of = |path: &str, ranking: f32| {
+            let c = &store.file_chunks(path).unwrap()[0];
+            ForestHit {
+                rowid: c.rowid,
+                path: path.to_string(),
+                start_line: 1,
+                end_line: 9,
+                kind: "class".into(),
+                name: c.name.clone(),
+                qualified_name: None,
+                score: ranking,
+                similarity: ranking,
+                ranking,
+            }
+        };
+        let query = "注文一覧の並び順を変えたい";
+        let own = || vec![chunk_of("app/Orders/OrderList.php", 0.6), chunk_of("app/Orders/OrderSort.php", 0.5)];
+        let files_of = |translated: Vec<ForestHit>| {
+            let hits = fuse(&store, query, own(), translated, Vec::new(), &[], &SearchWeights::default(), 10).unwrap();
+            let only_read = hits.iter().find(|h| h.file == "app/Orders/Sorting.php").map(|h| h.confident);
+            let ranked = by_file(hits, query, &SearchWeights::default());
+            let mut files: Vec<String> = Vec::new();
+            for h in ranked {
+                if !files.contains(&h.file) {
+                    files.push(h.file);
+                }
+            }
+            (files, only_read)
+        };
+        let (before, none) = files_of(Vec::new());
+        assert_eq!(before, ["app/Orders/OrderList.php", "app/Orders/OrderSort.php"]);
+        assert_eq!(none, None);
+        let (after, only_read) = files_of(vec![chunk_of("app/Orders/OrderSort.php", 0.7), chunk_of("app/Orders/Sorting.php", 0.9)]);
+        assert_eq!(after[0], "app/Orders/OrderSort.php", "{after:?}");
+        assert!(after.contains(&"app/Orders/Sorting.php".to_string()), "{after:?}");
+        assert_eq!(only_read, Some(false), "a chunk only the reading found is never confident");
     }
 
     #[test]
