@@ -444,13 +444,8 @@ pub fn joined(
 /// # Errors
 /// Database errors.
 pub fn keyword_arm(store: &SharedStore, query: &str, scope: &Scope) -> Result<code_intel_shared::KeywordArm, String> {
-    let mut terms: Vec<String> = code_intel_search::glossary::english_terms(query).into_iter().map(str::to_string).collect();
     let names = if code_intel_search::loanwords::has_katakana(query) { store.name_words(scope)? } else { Vec::new() };
-    for word in code_intel_search::loanwords::english_words(query, &names) {
-        if !terms.contains(&word) {
-            terms.push(word);
-        }
-    }
+    let terms = code_intel_search::hybrid::english_terms_with(query, &names);
     let words = if terms.is_empty() { query.to_string() } else { format!("{query} {}", terms.join(" ")) };
     let mut arm = store.keyword_arm(&code_intel_shared::FullTextQuery::new(&words), scope)?;
     arm.called = called_chunks(store, query, &names, scope)?;

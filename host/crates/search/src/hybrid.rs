@@ -617,22 +617,29 @@ fn add_quoted(store: &Store, query: &str, filters: &Filters, limit: usize, hits:
     Ok(())
 }
 
+/// [`english_terms_with`] the index's name words (read only for a request
+/// with katakana).
+fn english_terms(store: &Store, query: &str) -> Result<Vec<String>, SearchError> {
+    let names: Arc<[String]> = if crate::loanwords::has_katakana(query) { store.name_words()? } else { Vec::new().into() };
+    Ok(english_terms_with(query, &names))
+}
+
 /// The English words a request in Japanese is written about: those of its
 /// software vocabulary (see [`crate::glossary`]) and those its katakana
-/// words read as among the repository's names (see [`crate::loanwords`]),
-/// without repeats; none for a request in English. The keyword arm asks for
-/// them beside the request's own words, and the vector arm also searches
-/// with them as an English query ([`translated_query`]).
-fn english_terms(store: &Store, query: &str) -> Result<Vec<String>, SearchError> {
+/// words read as among `names`, the words the searched repositories name
+/// things with (see [`crate::loanwords`]), without repeats; none for a
+/// request in English. The keyword arm asks for them beside the request's
+/// own words, and the vector arm also searches with them as an English
+/// query ([`translated_query`]), here and organisation-wide.
+#[must_use]
+pub fn english_terms_with(query: &str, names: &[String]) -> Vec<String> {
     let mut terms: Vec<String> = crate::glossary::english_terms(query).into_iter().map(str::to_string).collect();
-    if crate::loanwords::has_katakana(query) {
-        for word in crate::loanwords::english_words(query, &store.name_words()?) {
-            if !terms.contains(&word) {
-                terms.push(word);
-            }
+    for word in crate::loanwords::english_words(query, names) {
+        if !terms.contains(&word) {
+            terms.push(word);
         }
     }
-    Ok(terms)
+    terms
 }
 
 /// What the file ranking of a request read in English ([`translated_query`])
