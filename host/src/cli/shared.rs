@@ -644,7 +644,7 @@ fn by_file(
     weights: &code_intel_core::config::SearchWeights,
     limit: usize,
 ) -> Vec<code_intel_shared::SharedHit> {
-    use code_intel_search::files::{CHUNKS_PER_FILE, fuse_ranks, prior, rank_files, role};
+    use code_intel_search::files::{CHUNKS_PER_FILE, file_prior, fuse_ranks, rank_files};
     let keys: Vec<String> = hits.iter().map(|h| format!("{}\n{}", h.repository, h.path)).collect();
     let keyword = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.keyword_score.map(|s| (k.as_str(), s))));
     let vector = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.similarity.map(|s| (k.as_str(), s))));
@@ -667,7 +667,7 @@ fn by_file(
     let query_lower = query.to_lowercase();
     for (key, score) in &mut fused {
         let path = key.split_once('\n').map_or(key.as_str(), |(_, p)| p);
-        *score *= prior(role(path), &query_lower);
+        *score *= file_prior(path, &query_lower);
     }
     let mut files: HashMap<String, Vec<code_intel_shared::SharedHit>> = HashMap::new();
     for (hit, key) in hits.into_iter().zip(keys) {

@@ -236,6 +236,13 @@ const ASKS_FOR: &[(FileRole, &[&str])] = &[
 /// written in CJK characters, which its text matches by language alone.
 pub const TRANSLATION_PRIOR_CJK: f64 = 0.25;
 
+/// What a translation file keeps of what [`prior`] gives it when it is in
+/// another language than the request: an English request about sharing
+/// permissions found Serbian, Danish and Indonesian copies of a wiki's
+/// `entities.php` (the same keys, one file per language) above the code,
+/// and only the request's own language is the text a developer reads.
+pub const OTHER_LANGUAGE_SHARE: f64 = 0.5;
+
 /// What a style sheet keeps of its score for a request that is not about
 /// how something looks: its short rules come near any request by meaning
 /// (a Japanese request about search ranking found `.dropdown-search` and
@@ -328,6 +335,50 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
     }
 }
 
+/// What a file keeps of its fused score for this query: [`prior`] of its
+/// [`role`], and for a translation file in another language than the
+/// request (English, or Japanese written with kana) [`OTHER_LANGUAGE_SHARE`]
+/// of that. The language of a request in any other language is not
+/// guessed.
+#[must_use]
+pub fn file_prior(path: &str, query_lower: &str) -> f64 {
+    let role = role(path);
+    let base = prior(role, query_lower);
+    if role != FileRole::Translation {
+        return base;
+    }
+    let request = if crate::semantic::is_english(query_lower) {
+        "en"
+    } else if query_lower.chars().any(|c| matches!(c, '\u{3041}'..='\u{30ff}')) {
+        "ja"
+    } else {
+        return base;
+    };
+    match translation_language(path) {
+        Some(language) if language != request => base * OTHER_LANGUAGE_SHARE,
+        _ => base,
+    }
+}
+
+/// The language a translation file holds, lower-case, from the folder or
+/// file named by its locale: `lang/sr/entities.php` `sr`,
+/// `resources/lang/pt_BR/auth.php` `pt`, `locales/ja.json` `ja`,
+/// `locale/de/LC_MESSAGES/django.po` `de`, `po/fr.po` `fr`. `None` when no
+/// part of the path reads as a locale.
+#[must_use]
+pub fn translation_language(path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').collect();
+    let folders = ["lang", "locale", "locales", "i18n", "translations", "po"];
+    let start = parts.iter().position(|p| folders.contains(&p.to_ascii_lowercase().as_str()))?;
+    parts[start + 1..].iter().find_map(|part| {
+        let stem = part.split('.').next().unwrap_or(part);
+        let (language, region) = stem.split_once(['_', '-']).map_or((stem, None), |(l, r)| (l, Some(r)));
+        let is_language = (2..=3).contains(&language.len()) && language.chars().all(|c| c.is_ascii_alphabetic());
+        let is_region = region.is_none_or(|r| (2..=4).contains(&r.len()) && r.chars().all(|c| c.is_ascii_alphanumeric()));
+        (is_language && is_region).then(|| language.to_ascii_lowercase())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,6 +404,34 @@ mod tests {
         order.sort_by(|x, y| y.1.total_cmp(x.1));
         assert_eq!(order[0].0, "b");
         assert_eq!(order[1].0, "a");
+    }
+
+    #[test]
+    fn translations_in_another_language_than_the_request_weigh_less() {
+        for (path, language) in [
+            ("lang/sr/entities.php", Some("sr")),
+            ("resources/lang/pt_BR/auth.php", Some("pt")),
+            ("locales/ja.json", Some("ja")),
+            ("src/i18n/zh-Hans.json", Some("zh")),
+            ("locale/de/LC_MESSAGES/django.po", Some("de")),
+            ("lang/vendor/filament/en/actions.php", Some("en")),
+            ("lang/en.json", Some("en")),
+            ("app/Lang/Helper.php", None),
+            ("translations/messages.php", None),
+        ] {
+            assert_eq!(translation_language(path).as_deref(), language, "{path}");
+        }
+        let english = "skip books that already have their own permissions";
+        assert_eq!(file_prior("lang/en/entities.php", english), prior(FileRole::Translation, english));
+        assert_eq!(file_prior("lang/sr/entities.php", english), prior(FileRole::Translation, english) * OTHER_LANGUAGE_SHARE);
+        let japanese = "ログイン画面の色を変えたい";
+        assert_eq!(file_prior("lang/ja/auth.php", japanese), TRANSLATION_PRIOR_CJK);
+        assert_eq!(file_prior("lang/en/auth.php", japanese), TRANSLATION_PRIOR_CJK * OTHER_LANGUAGE_SHARE);
+        let wording = "change the wording of the translation for the login button";
+        assert_eq!(file_prior("lang/en/auth.php", wording), 1.0);
+        assert_eq!(file_prior("lang/fr/auth.php", wording), OTHER_LANGUAGE_SHARE);
+        assert_eq!(file_prior("lang/fr/auth.php", "le bouton de connexion est cassé"), prior(FileRole::Translation, "x"), "no guess");
+        assert_eq!(file_prior("app/Models/User.php", english), 1.0);
     }
 
     #[test]

@@ -501,7 +501,7 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
 /// `bench/retrieval` but starlette (R@5 0.55 -> 0.62 on pelican, 0.53 -> 0.60
 /// on koel, 0.93 -> 0.85 on starlette).
 fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<SearchHit> {
-    use crate::files::{CHUNKS_PER_FILE, fuse_ranks, prior, rank_files, role};
+    use crate::files::{CHUNKS_PER_FILE, file_prior, fuse_ranks, rank_files};
     let lexical = rank_files(hits.iter().filter_map(|h| h.keyword_score.map(|s| (h.file.as_str(), s))));
     let vector = rank_files(hits.iter().filter_map(|h| h.vector_rank.map(|s| (h.file.as_str(), f64::from(s)))));
     let translated = rank_files(hits.iter().filter_map(|h| h.translated_rank.map(|s| (h.file.as_str(), f64::from(s)))));
@@ -516,7 +516,7 @@ fn by_file(hits: Vec<SearchHit>, query: &str, weights: &SearchWeights) -> Vec<Se
     ]);
     let query_lower = query.to_lowercase();
     for (file, score) in &mut fused {
-        *score *= prior(role(file), &query_lower);
+        *score *= file_prior(file, &query_lower);
     }
     let mut by_file: HashMap<String, Vec<SearchHit>> = HashMap::new();
     for hit in hits {
