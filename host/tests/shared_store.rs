@@ -550,6 +550,38 @@ fn quoted_text_is_found_as_a_phrase() {
     assert_eq!(store.phrase_arm(&phrase, &everywhere).unwrap().len(), 1, "rarer text is still found");
 }
 
+#[test]
+fn neighbouring_words_are_found_near_each_other() {
+    use code_intel_search::pairs::{NEAR, pairs, searched_as};
+    use code_intel_shared::{RepoChunk, words::near_pair};
+    let pg = Postgres::start();
+    let store = SharedStore::connect(&pg.url).unwrap();
+    let contents = [
+        "def redirect_slashes(self): strip the trailing slash",
+        "the slash of a trailing redirect",
+        "trailing whitespace is removed long before the parser reads a slash",
+    ];
+    let chunks: Vec<RepoChunk> =
+        contents.iter().enumerate().map(|(i, content)| repo_chunk(&format!("app/part_{i}.py"), &format!("Part{i}"), content)).collect();
+    store.publish_repository("app", &chunks).unwrap();
+    let pairs: Vec<String> = pairs("the trailing slash redirects are temporary")
+        .iter()
+        .map(|(a, b)| {
+            let (a, b) = (searched_as(a), searched_as(b));
+            near_pair((&a.0, a.1), (&b.0, b.1), NEAR)
+        })
+        .collect();
+    let among: Vec<(&str, &str, &str)> = chunks.iter().map(|c| ("app", c.path.as_str(), c.chunk_id.as_str())).rev().collect();
+    let mut held = store.pairs_among(&pairs, &among).unwrap();
+    held.sort_by_key(|(i, _)| *i);
+    // Side by side, or in the other order one word apart; not far apart.
+    // (`among` is in reverse: part 2 first.)
+    assert_eq!(held.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1, 2], "{held:?}");
+    assert!(held.iter().all(|(_, score)| *score > 0.0));
+    assert!(store.pairs_among(&[], &among).unwrap().is_empty());
+    assert!(store.pairs_among(&pairs, &[("other", "app/part_0.py", &chunks[0].chunk_id)]).unwrap().is_empty(), "another repository's");
+}
+
 /// What a plugin says a request calls a chunk (a Filament table's `products
 /// list`) is published with the repository, replaced when it is published
 /// again, and names the chunk as its identifier would: "the products list"

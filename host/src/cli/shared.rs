@@ -512,6 +512,7 @@ pub fn ranked(
     } else {
         let mut hits = std::mem::take(&mut outcome.hits);
         add_quoted(store, query, scope, &mut hits)?;
+        add_paired(store, query, &mut hits)?;
         add_called(called, &mut hits);
         // A Japanese request read in English, as locally: a second vector
         // arm (for a confident answer only: it makes none confident).
@@ -607,6 +608,36 @@ fn add_quoted(
     Ok(())
 }
 
+/// Marks the hits holding a pair of the request's neighbouring words
+/// (`code_intel_search::pairs`: "trailing slash", "rate limit"), matched as
+/// local search matches them, for the file ranking of their own that
+/// [`by_file`] fuses. Only the hits are read (`SharedStore::pairs_among`):
+/// locally a pair may also bring a chunk no arm found.
+///
+/// # Errors
+/// Database errors.
+fn add_paired(store: &SharedStore, query: &str, hits: &mut [code_intel_shared::SharedHit]) -> Result<(), String> {
+    use code_intel_search::pairs::{NEAR, pairs, searched_as};
+    let pairs: Vec<String> = pairs(query)
+        .iter()
+        .map(|(a, b)| {
+            let (a, b) = (searched_as(a), searched_as(b));
+            code_intel_shared::words::near_pair((&a.0, a.1), (&b.0, b.1), NEAR)
+        })
+        .collect();
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let among: Vec<(&str, &str, &str)> = hits.iter().map(|h| (h.repository.as_str(), h.path.as_str(), h.chunk_id.as_str())).collect();
+    let held = store.pairs_among(&pairs, &among)?;
+    for (i, score) in held {
+        if let Some(hit) = hits.get_mut(i) {
+            hit.paired = Some(score);
+        }
+    }
+    Ok(())
+}
+
 /// Marks the hits the request calls by an alias (`called`, from
 /// [`called_chunks`]) and adds those neither arm found: as locally, what a
 /// plugin says a request calls a chunk names it as its identifier would
@@ -657,12 +688,14 @@ fn by_file(
         (sign > 0).then(|| (k.as_str(), f64::from(sign) + h.score))
     }));
     let quoted = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.quoted.map(|s| (k.as_str(), s))));
+    let paired = rank_files(hits.iter().zip(&keys).filter_map(|(h, k)| h.paired.map(|s| (k.as_str(), s))));
     let mut fused = fuse_ranks(&[
         (&keyword, weights.keyword),
         (&vector, weights.vector),
         (&english, weights.vector * code_intel_search::hybrid::TRANSLATED_SHARE),
         (&defining, weights.definition),
         (&quoted, weights.keyword),
+        (&paired, weights.keyword * code_intel_search::hybrid::PAIRS_SHARE),
     ]);
     let query_lower = query.to_lowercase();
     for (key, score) in &mut fused {
@@ -916,6 +949,7 @@ mod tests {
             vector_score: None,
             called: false,
             translated: None,
+            paired: None,
         }
     }
 
@@ -1032,6 +1066,22 @@ mod tests {
         quoting.quoted = Some(0.1);
         let ranked = by_file(query, vec![first, quoting], &weights, 10);
         assert_eq!(ranked[0].path, "app/Notifications/ItemUpdatedNotification.php");
+    }
+
+    /// The file holding the request's neighbouring words side by side is a
+    /// ranking of its own: it passes a file the keywords liked a little
+    /// more.
+    #[test]
+    fn files_holding_neighbouring_words_go_up() {
+        let weights = code_intel_core::config::SearchWeights::default();
+        let query = "make the trailing slash redirect permanent";
+        let first = hit("a", "app/parser.py", 1, Some(0.9), None);
+        let mut pairing = hit("a", "app/routing.py", 1, Some(0.8), None);
+        let ranked = by_file(query, vec![first.clone(), pairing.clone()], &weights, 10);
+        assert_eq!(ranked[0].path, "app/parser.py");
+        pairing.paired = Some(0.1);
+        let ranked = by_file(query, vec![first, pairing], &weights, 10);
+        assert_eq!(ranked[0].path, "app/routing.py");
     }
 
     /// Files are ranked on the evidence of both arms, priors weigh tests

@@ -27,6 +27,7 @@ pub mod hybrid;
 pub mod lexical;
 pub mod links;
 pub mod loanwords;
+pub mod pairs;
 pub mod quoted;
 pub mod references;
 pub mod repo_map;

@@ -134,6 +134,23 @@ impl FullTextQuery {
     }
 }
 
+/// A pair of a request's neighbouring words
+/// (`code_intel_search::pairs`) as one `tsquery`: the two words within
+/// `near` words of each other, in either order, each `(word, prefix)` as
+/// `code_intel_search::pairs::searched_as` gives it.
+#[must_use]
+pub fn near_pair(a: (&str, bool), b: (&str, bool), near: usize) -> String {
+    let lexeme = |(word, prefix): (&str, bool)| if prefix { format!("{}:*", quoted(word)) } else { quoted(word) };
+    let (a, b) = (lexeme(a), lexeme(b));
+    let mut alternatives = Vec::with_capacity(2 * (near + 1));
+    for (first, second) in [(&a, &b), (&b, &a)] {
+        for distance in 1..=near + 1 {
+            alternatives.push(format!("{first} <{distance}> {second}"));
+        }
+    }
+    format!("({})", alternatives.join(" | "))
+}
+
 /// One query word as a clause.
 fn clause(word: &str) -> String {
     let lower = word.to_lowercase();
@@ -188,6 +205,14 @@ mod tests {
         assert_eq!(FullTextQuery::new("user users").clauses, ["'user'", "('users' | 'user':*)"]);
         assert_eq!(quoted("o'k\\"), "'o''k\\\\'", "quotes and backslashes are escaped");
         assert!(FullTextQuery::new(" ()* ").all().is_none());
+    }
+
+    #[test]
+    fn pairs_are_their_words_near_each_other_in_either_order() {
+        assert_eq!(
+            near_pair(("trail", true), ("slash", false), 1),
+            "('trail':* <1> 'slash' | 'trail':* <2> 'slash' | 'slash' <1> 'trail':* | 'slash' <2> 'trail':*)"
+        );
     }
 
     #[test]
