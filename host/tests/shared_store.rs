@@ -552,7 +552,7 @@ fn quoted_text_is_found_as_a_phrase() {
 
 #[test]
 fn neighbouring_words_are_found_near_each_other() {
-    use code_intel_search::pairs::{NEAR, pairs, searched_as};
+    use code_intel_search::pairs::{NEAR, pairs};
     use code_intel_shared::{RepoChunk, words::near_pair};
     let pg = Postgres::start();
     let store = SharedStore::connect(&pg.url).unwrap();
@@ -567,8 +567,7 @@ fn neighbouring_words_are_found_near_each_other() {
     let pairs: Vec<String> = pairs("the trailing slash redirects are temporary")
         .iter()
         .map(|(a, b)| {
-            let (a, b) = (searched_as(a), searched_as(b));
-            near_pair((&a.0, a.1), (&b.0, b.1), NEAR)
+            near_pair((&a.text, a.prefix), (&b.text, b.prefix), NEAR)
         })
         .collect();
     let among: Vec<(&str, &str, &str)> = chunks.iter().map(|c| ("app", c.path.as_str(), c.chunk_id.as_str())).rev().collect();

@@ -512,8 +512,8 @@ pub fn ranked(
     } else {
         let mut hits = std::mem::take(&mut outcome.hits);
         add_quoted(store, query, scope, &mut hits)?;
-        add_paired(store, query, &mut hits)?;
         add_called(called, &mut hits);
+        add_paired(store, query, &mut hits)?;
         // A Japanese request read in English, as locally: a second vector
         // arm (for a confident answer only: it makes none confident).
         match english_query(store, query, &english_terms, readers.english, readers.main, scope)? {
@@ -617,12 +617,11 @@ fn add_quoted(
 /// # Errors
 /// Database errors.
 fn add_paired(store: &SharedStore, query: &str, hits: &mut [code_intel_shared::SharedHit]) -> Result<(), String> {
-    use code_intel_search::pairs::{NEAR, pairs, searched_as};
+    use code_intel_search::pairs::{NEAR, pairs};
     let pairs: Vec<String> = pairs(query)
         .iter()
         .map(|(a, b)| {
-            let (a, b) = (searched_as(a), searched_as(b));
-            code_intel_shared::words::near_pair((&a.0, a.1), (&b.0, b.1), NEAR)
+            code_intel_shared::words::near_pair((&a.text, a.prefix), (&b.text, b.prefix), NEAR)
         })
         .collect();
     if pairs.is_empty() {

@@ -296,6 +296,17 @@ fn says(query_lower: &str, phrase: &str) -> bool {
     words.windows(wanted.len()).any(|w| w == wanted.as_slice())
 }
 
+/// Does the query ask about files of this role ([`ASKS_FOR`])?
+fn asks_for(role: FileRole, query_lower: &str) -> bool {
+    ASKS_FOR.iter().filter(|(r, _)| *r == role).flat_map(|(_, words)| words.iter()).any(|w| {
+        if w.is_ascii() {
+            query_lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|q| q == *w)
+        } else {
+            query_lower.contains(w)
+        }
+    })
+}
+
 /// How much a file of this role keeps of its fused score for this query:
 /// 1 for source, and for any role the query asks about (tests, asked
 /// about, [`TEST_PRIOR_ASKED`], or [`TEST_PRIOR_TARGET`] when they are what
@@ -305,14 +316,7 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
     if role == FileRole::Source {
         return 1.0;
     }
-    let asked = ASKS_FOR.iter().filter(|(r, _)| *r == role).flat_map(|(_, words)| words.iter()).any(|w| {
-        if w.is_ascii() {
-            query_lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|q| q == *w)
-        } else {
-            query_lower.contains(w)
-        }
-    });
-    if asked {
+    if asks_for(role, query_lower) {
         return match role {
             FileRole::Test if TEST_TARGET_PHRASES.iter().any(|p| says(query_lower, p)) => TEST_PRIOR_TARGET,
             FileRole::Test => TEST_PRIOR_ASKED,
@@ -337,14 +341,16 @@ pub fn prior(role: FileRole, query_lower: &str) -> f64 {
 
 /// What a file keeps of its fused score for this query: [`prior`] of its
 /// [`role`], and for a translation file in another language than the
-/// request (English, or Japanese written with kana) [`OTHER_LANGUAGE_SHARE`]
-/// of that. The language of a request in any other language is not
-/// guessed.
+/// request [`OTHER_LANGUAGE_SHARE`] of that, unless the request is about
+/// translations (it may name the language it is about). A request written
+/// with kana is taken as Japanese, one written in ASCII letters as English
+/// (an unaccented request in another language is taken so too); for any
+/// other, no translation weighs less.
 #[must_use]
 pub fn file_prior(path: &str, query_lower: &str) -> f64 {
     let role = role(path);
     let base = prior(role, query_lower);
-    if role != FileRole::Translation {
+    if role != FileRole::Translation || asks_for(FileRole::Translation, query_lower) {
         return base;
     }
     let request = if crate::semantic::is_english(query_lower) {
@@ -360,22 +366,38 @@ pub fn file_prior(path: &str, query_lower: &str) -> f64 {
     }
 }
 
-/// The language a translation file holds, lower-case, from the folder or
-/// file named by its locale: `lang/sr/entities.php` `sr`,
+/// The two-letter language codes (ISO 639-1) a locale starts with.
+const LANGUAGES: &[&str] = &[
+    "aa", "ab", "ae", "af", "ak", "am", "an", "ar", "as", "av", "ay", "az", "ba", "be", "bg", "bh", "bi", "bm", "bn",
+    "bo", "br", "bs", "ca", "ce", "ch", "co", "cr", "cs", "cu", "cv", "cy", "da", "de", "dv", "dz", "ee", "el", "en",
+    "eo", "es", "et", "eu", "fa", "ff", "fi", "fj", "fo", "fr", "fy", "ga", "gd", "gl", "gn", "gu", "gv", "ha", "he",
+    "hi", "ho", "hr", "ht", "hu", "hy", "hz", "ia", "id", "ie", "ig", "ii", "ik", "io", "is", "it", "iu", "ja", "jv",
+    "ka", "kg", "ki", "kj", "kk", "kl", "km", "kn", "ko", "kr", "ks", "ku", "kv", "kw", "ky", "la", "lb", "lg", "li",
+    "ln", "lo", "lt", "lu", "lv", "mg", "mh", "mi", "mk", "ml", "mn", "mr", "ms", "mt", "my", "na", "nb", "nd", "ne",
+    "ng", "nl", "nn", "no", "nr", "nv", "ny", "oc", "oj", "om", "or", "os", "pa", "pi", "pl", "ps", "pt", "qu", "rm",
+    "rn", "ro", "ru", "rw", "sa", "sc", "sd", "se", "sg", "si", "sk", "sl", "sm", "sn", "so", "sq", "sr", "ss", "st",
+    "su", "sv", "sw", "ta", "te", "tg", "th", "ti", "tk", "tl", "tn", "to", "tr", "ts", "tt", "tw", "ty", "ug", "uk",
+    "ur", "uz", "ve", "vi", "vo", "wa", "wo", "xh", "yi", "yo", "za", "zh", "zu",
+];
+
+/// The language a translation file holds (an ISO 639-1 code), from the
+/// folder or file named by its locale: `lang/sr/entities.php` `sr`,
 /// `resources/lang/pt_BR/auth.php` `pt`, `locales/ja.json` `ja`,
-/// `locale/de/LC_MESSAGES/django.po` `de`, `po/fr.po` `fr`. `None` when no
-/// part of the path reads as a locale.
+/// `locale/de/LC_MESSAGES/django.po` `de`, `po/fr.po` `fr`; `jp`, a common
+/// name for Japanese, is `ja`. `None` when no part of the path after a
+/// translations folder reads as a locale.
 #[must_use]
-pub fn translation_language(path: &str) -> Option<String> {
+pub fn translation_language(path: &str) -> Option<&'static str> {
     let parts: Vec<&str> = path.split('/').collect();
     let folders = ["lang", "locale", "locales", "i18n", "translations", "po"];
     let start = parts.iter().position(|p| folders.contains(&p.to_ascii_lowercase().as_str()))?;
     parts[start + 1..].iter().find_map(|part| {
         let stem = part.split('.').next().unwrap_or(part);
         let (language, region) = stem.split_once(['_', '-']).map_or((stem, None), |(l, r)| (l, Some(r)));
-        let is_language = (2..=3).contains(&language.len()) && language.chars().all(|c| c.is_ascii_alphabetic());
+        let language = language.to_ascii_lowercase();
+        let language = if language == "jp" { "ja" } else { language.as_str() };
         let is_region = region.is_none_or(|r| (2..=4).contains(&r.len()) && r.chars().all(|c| c.is_ascii_alphanumeric()));
-        (is_language && is_region).then(|| language.to_ascii_lowercase())
+        LANGUAGES.iter().copied().find(|l| *l == language).filter(|_| is_region)
     })
 }
 
@@ -418,8 +440,12 @@ mod tests {
             ("lang/en.json", Some("en")),
             ("app/Lang/Helper.php", None),
             ("translations/messages.php", None),
+            ("translations/app_de.ts", None),
+            ("src/lang/go/parser.go", None),
+            ("lang/vendor/ui/en/x.php", Some("en")),
+            ("locales/jp.json", Some("ja")),
         ] {
-            assert_eq!(translation_language(path).as_deref(), language, "{path}");
+            assert_eq!(translation_language(path), language, "{path}");
         }
         let english = "skip books that already have their own permissions";
         assert_eq!(file_prior("lang/en/entities.php", english), prior(FileRole::Translation, english));
@@ -427,9 +453,9 @@ mod tests {
         let japanese = "ログイン画面の色を変えたい";
         assert_eq!(file_prior("lang/ja/auth.php", japanese), TRANSLATION_PRIOR_CJK);
         assert_eq!(file_prior("lang/en/auth.php", japanese), TRANSLATION_PRIOR_CJK * OTHER_LANGUAGE_SHARE);
-        let wording = "change the wording of the translation for the login button";
+        let wording = "the French translation of the login button is wrong";
         assert_eq!(file_prior("lang/en/auth.php", wording), 1.0);
-        assert_eq!(file_prior("lang/fr/auth.php", wording), OTHER_LANGUAGE_SHARE);
+        assert_eq!(file_prior("lang/fr/auth.php", wording), 1.0, "a request about translations may name any language");
         assert_eq!(file_prior("lang/fr/auth.php", "le bouton de connexion est cassé"), prior(FileRole::Translation, "x"), "no guess");
         assert_eq!(file_prior("app/Models/User.php", english), 1.0);
     }

@@ -434,8 +434,6 @@ pub fn search(store: &Store, vectors: Option<&VectorSearch>, request: &SearchReq
     };
     if wants_lexical {
         add_quoted(store, query, &request.filters, candidates, &mut hits)?;
-    }
-    if wants_lexical {
         add_paired(store, query, &request.filters, candidates, &mut hits)?;
     }
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.file.cmp(&b.file)).then(a.start_line.cmp(&b.start_line)));
@@ -1287,6 +1285,11 @@ mod tests {
         let query = "add an option to make the trailing slash redirect permanent";
         let keyword = lexical_hits(&store, query, &[], &Filters::default(), 50).unwrap();
         assert!(keyword[0].path.starts_with("app/Console/"), "BM25 alone ranks a parser first: {keyword:#?}");
+        // A chunk only the pairs find joins the answer, never confident.
+        let mut only = Vec::new();
+        add_paired(&store, query, &Filters::default(), 50, &mut only).unwrap();
+        assert_eq!(only.iter().map(|h| h.file.as_str()).collect::<Vec<_>>(), ["app/Routing/Redirects.php"]);
+        assert!(only[0].paired.is_some() && only[0].keyword_score.is_none() && !only[0].confident);
         let mut request = SearchRequest::new(query);
         request.mode = Some(Mode::Lexical);
         let res = search(&store, None, &request).unwrap();

@@ -135,9 +135,9 @@ impl FullTextQuery {
 }
 
 /// A pair of a request's neighbouring words
-/// (`code_intel_search::pairs`) as one `tsquery`: the two words within
-/// `near` words of each other, in either order, each `(word, prefix)` as
-/// `code_intel_search::pairs::searched_as` gives it.
+/// (`code_intel_search::pairs`) as one `tsquery`: the two words with at
+/// most `near` words between them, in either order, each `(text, prefix)`
+/// as `code_intel_search::pairs::searched_as` gives it.
 #[must_use]
 pub fn near_pair(a: (&str, bool), b: (&str, bool), near: usize) -> String {
     let lexeme = |(word, prefix): (&str, bool)| if prefix { format!("{}:*", quoted(word)) } else { quoted(word) };
