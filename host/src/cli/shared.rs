@@ -1051,36 +1051,27 @@ mod tests {
         assert!(chunk_aliases(&no_aliases).is_empty());
     }
 
-    /// The file holding text the request quotes is a ranking of its own,
-    /// weighed like the keywords: it passes a file the keywords liked a
-    /// little more.
+    /// The files holding text the request quotes, and those holding its
+    /// neighbouring words side by side, are rankings of their own: such a
+    /// file passes one the keywords liked a little more.
     #[test]
-    fn files_holding_quoted_text_go_up() {
+    fn files_holding_quoted_text_or_neighbouring_words_go_up() {
         let weights = code_intel_core::config::SearchWeights::default();
-        let query = "the 'item updated' email only has the title in its subject";
-        let first = hit("a", "app/Mail/Digest.php", 1, Some(0.9), None);
-        let mut quoting = hit("a", "app/Notifications/ItemUpdatedNotification.php", 1, Some(0.8), None);
-        let ranked = by_file(query, vec![first.clone(), quoting.clone()], &weights, 10);
-        assert_eq!(ranked[0].path, "app/Mail/Digest.php");
-        quoting.quoted = Some(0.1);
-        let ranked = by_file(query, vec![first, quoting], &weights, 10);
-        assert_eq!(ranked[0].path, "app/Notifications/ItemUpdatedNotification.php");
-    }
-
-    /// The file holding the request's neighbouring words side by side is a
-    /// ranking of its own: it passes a file the keywords liked a little
-    /// more.
-    #[test]
-    fn files_holding_neighbouring_words_go_up() {
-        let weights = code_intel_core::config::SearchWeights::default();
-        let query = "make the trailing slash redirect permanent";
-        let first = hit("a", "app/parser.py", 1, Some(0.9), None);
-        let mut pairing = hit("a", "app/routing.py", 1, Some(0.8), None);
-        let ranked = by_file(query, vec![first.clone(), pairing.clone()], &weights, 10);
-        assert_eq!(ranked[0].path, "app/parser.py");
-        pairing.paired = Some(0.1);
-        let ranked = by_file(query, vec![first, pairing], &weights, 10);
-        assert_eq!(ranked[0].path, "app/routing.py");
+        let quoting = |h: &mut SharedHit| h.quoted = Some(0.1);
+        let pairing = |h: &mut SharedHit| h.paired = Some(0.1);
+        let cases: [(&str, &str, &dyn Fn(&mut SharedHit)); 2] = [
+            ("the 'item updated' email only has the title in its subject", "app/Notifications/ItemUpdatedNotification.php", &quoting),
+            ("make the trailing slash redirect permanent", "app/routing.py", &pairing),
+        ];
+        for (query, path, mark) in cases {
+            let first = hit("a", "app/Mail/Digest.php", 1, Some(0.9), None);
+            let mut holding = hit("a", path, 1, Some(0.8), None);
+            let ranked = by_file(query, vec![first.clone(), holding.clone()], &weights, 10);
+            assert_eq!(ranked[0].path, "app/Mail/Digest.php", "{query}");
+            mark(&mut holding);
+            let ranked = by_file(query, vec![first, holding], &weights, 10);
+            assert_eq!(ranked[0].path, path, "{query}");
+        }
     }
 
     /// Files are ranked on the evidence of both arms, priors weigh tests

@@ -1231,34 +1231,19 @@ mod tests {
 
     #[test]
     fn a_quoted_phrase_puts_the_file_holding_it_first() {
-        use crate::test_support::{chunk, index_files};
-        let with = |mut c: code_intel_core::Chunk, content: &str| {
-            c.content = content.into();
-            c
-        };
+        use crate::test_support::{chunk, index_among_unrelated, with_content};
         // Many chunks talk about disks and the console; one holds the text
         // the request quotes.
         let mut files = vec![(
-            "app/Widgets/ServerOverview.php",
-            "",
-            vec![with(chunk("m", "method", "diskUsage", None, (70, 85)), "if ($usage === null) { return 'Disk usage unavailable'; }")],
+            "app/Widgets/ServerOverview.php".to_string(),
+            with_content(chunk("m", "method", "diskUsage", None, (70, 85)), "if ($usage === null) { return 'Disk usage unavailable'; }"),
         )];
-        let noise: Vec<String> = (0..8).map(|i| format!("app/Console/Disk{i}.php")).collect();
-        for path in &noise {
-            files.push((
-                path.as_str(),
-                "",
-                vec![with(
-                    chunk("c", "class", "Disk", None, (1, 9)),
-                    "unavailable disk: the usage of the console page, console page language, page language",
-                )],
-            ));
-        }
-        let other: Vec<String> = (0..20).map(|i| format!("app/Billing/Invoice{i}.php")).collect();
-        for path in &other {
-            files.push((path.as_str(), "", vec![with(chunk("c", "class", "Invoice", None, (1, 9)), "invoice totals and taxes")]));
-        }
-        let (_dir, _root, store) = index_files(&files);
+        let disk = with_content(
+            chunk("c", "class", "Disk", None, (1, 9)),
+            "unavailable disk: the usage of the console page, console page language, page language",
+        );
+        files.extend((0..8).map(|i| (format!("app/Console/Disk{i}.php"), disk.clone())));
+        let (_dir, _root, store) = index_among_unrelated(files);
         let query = "the console page shows 'Disk usage unavailable' whatever the language";
         let mut request = SearchRequest::new(query);
         request.mode = Some(Mode::Lexical);
@@ -1273,34 +1258,22 @@ mod tests {
 
     #[test]
     fn words_the_request_says_side_by_side_rank_the_file_saying_them_so() {
-        use crate::test_support::{chunk, index_files};
-        let with = |mut c: code_intel_core::Chunk, content: &str| {
-            c.content = content.into();
-            c
-        };
+        use crate::test_support::{chunk, index_among_unrelated, with_content};
         // Two command parsers hold more of the request's words, apart; the
         // router says "trailing slash" as the request does.
         let mut files = vec![(
-            "app/Routing/Redirects.php",
-            "",
-            vec![with(chunk("m", "method", "normalize", None, (1, 9)), "// strip the trailing slash, then redirect; the router keeps the path, the query string and the fragment of each url as they came in")],
+            "app/Routing/Redirects.php".to_string(),
+            with_content(
+                chunk("m", "method", "normalize", None, (1, 9)),
+                "// strip the trailing slash, then redirect; the router keeps the path, the query string and the fragment of each url as they came in",
+            ),
         )];
-        let noise: Vec<String> = (0..2).map(|i| format!("app/Console/Parser{i}.php")).collect();
-        for path in &noise {
-            files.push((
-                path.as_str(),
-                "",
-                vec![with(
-                    chunk("c", "class", "Parser", None, (1, 9)),
-                    "the option is read first; whitespace at the trailing end of each argument is removed, the parser then makes its slash prefix permanent, long before any later redirect",
-                )],
-            ));
-        }
-        let other: Vec<String> = (0..20).map(|i| format!("app/Billing/Invoice{i}.php")).collect();
-        for path in &other {
-            files.push((path.as_str(), "", vec![with(chunk("c", "class", "Invoice", None, (1, 9)), "invoice totals and taxes")]));
-        }
-        let (_dir, _root, store) = index_files(&files);
+        let parser = with_content(
+            chunk("c", "class", "Parser", None, (1, 9)),
+            "the option is read first; whitespace at the trailing end of each argument is removed, the parser then makes its slash prefix permanent, long before any later redirect",
+        );
+        files.extend((0..2).map(|i| (format!("app/Console/Parser{i}.php"), parser.clone())));
+        let (_dir, _root, store) = index_among_unrelated(files);
         let query = "add an option to make the trailing slash redirect permanent";
         let keyword = lexical_hits(&store, query, &[], &Filters::default(), 50).unwrap();
         assert!(keyword[0].path.starts_with("app/Console/"), "BM25 alone ranks a parser first: {keyword:#?}");

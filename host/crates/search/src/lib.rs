@@ -64,6 +64,23 @@ pub(crate) mod test_support {
         }
     }
 
+    /// `c` holding `content`.
+    pub fn with_content(mut c: Chunk, content: &str) -> Chunk {
+        c.content = content.into();
+        c
+    }
+
+    /// Indexes each `(path, chunk)` as a file of its own, beside 20 files
+    /// about something else (invoices), so that the request's words are
+    /// rare in the index.
+    pub fn index_among_unrelated(files: Vec<(String, Chunk)>) -> (tempfile::TempDir, RepoRoot, Store) {
+        let invoice = with_content(chunk("c", "class", "Invoice", None, (1, 9)), "invoice totals and taxes");
+        let mut all = files;
+        all.extend((0..20).map(|i| (format!("app/Billing/Invoice{i}.php"), invoice.clone())));
+        let files: Vec<(&str, &str, Vec<Chunk>)> = all.iter().map(|(path, c)| (path.as_str(), "", vec![c.clone()])).collect();
+        index_files(&files)
+    }
+
     /// Writes files into a temporary repository and their given chunks into
     /// an in-memory store.
     pub fn index_files(files: &[(&str, &str, Vec<Chunk>)]) -> (tempfile::TempDir, RepoRoot, Store) {
